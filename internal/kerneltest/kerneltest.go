@@ -1,0 +1,134 @@
+// Package kerneltest gives tests the real kernel BTF the project ships in
+// testdata/btfhub (BTFHub-archive layout, four Debian kernels on two
+// architectures) and the running kernel's, read once per test binary.
+//
+// It reads the archives directly rather than through generator/corpus so
+// that the lowest packages (rawbtf, corereloc, distill) can test against
+// real kernels without depending on the corpus reader they feed.
+package kerneltest
+
+import (
+	"archive/tar"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/therootcompany/xz"
+	"golang.org/x/sys/unix"
+)
+
+// Kernel is one kernel's raw vmlinux BTF.
+type Kernel struct {
+	Name    string // e.g. "debian/12/x86_64/6.1.0-47-amd64"
+	Arch    string
+	Release string
+	BTF     []byte
+}
+
+// Dir is the repository's testdata directory.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+}
+
+var load = sync.OnceValues(func() ([]Kernel, error) {
+	paths, err := filepath.Glob(filepath.Join(Dir(), "btfhub", "*", "*", "*", "*.btf.tar.xz"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	kernels := make([]Kernel, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() {
+			raw, err := readArchive(p)
+			rel, _ := filepath.Rel(filepath.Join(Dir(), "btfhub"), p)
+			rel = strings.TrimSuffix(filepath.ToSlash(rel), ".btf.tar.xz")
+			parts := strings.Split(rel, "/")
+			kernels[i] = Kernel{Name: rel, Arch: parts[2], Release: parts[3], BTF: raw}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", paths[i], err)
+		}
+	}
+	return kernels, nil
+})
+
+func readArchive(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := xz.NewReader(f, 0)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil, fmt.Errorf("no .btf member: %w", err)
+		}
+		if strings.HasSuffix(h.Name, ".btf") {
+			return io.ReadAll(tr)
+		}
+	}
+}
+
+// Corpus returns the testdata kernels, sorted by name.
+func Corpus(tb testing.TB) []Kernel {
+	tb.Helper()
+	ks, err := load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ks
+}
+
+// ByName returns the testdata kernel whose Name ends with suffix.
+func ByName(tb testing.TB, suffix string) Kernel {
+	tb.Helper()
+	for _, k := range Corpus(tb) {
+		if strings.HasSuffix(k.Name, suffix) {
+			return k
+		}
+	}
+	tb.Fatalf("no testdata kernel %q", suffix)
+	return Kernel{}
+}
+
+var running = sync.OnceValues(func() ([]byte, error) {
+	return os.ReadFile("/sys/kernel/btf/vmlinux")
+})
+
+// Running returns the running kernel's BTF (shared: do not modify it),
+// skipping the test where the kernel exposes none.
+func Running(tb testing.TB) Kernel {
+	tb.Helper()
+	raw, err := running()
+	if err != nil {
+		tb.Skipf("running kernel BTF: %v", err)
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		tb.Fatal(err)
+	}
+	return Kernel{
+		Name:    "running",
+		Arch:    unix.ByteSliceToString(u.Machine[:]),
+		Release: unix.ByteSliceToString(u.Release[:]),
+		BTF:     raw,
+	}
+}
