@@ -1,0 +1,261 @@
+package corereloc
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// Relocation is one CO-RE relocation record of an object's .BTF.ext.
+type Relocation struct {
+	Object   string        // path of the object, as given to Load
+	Section  string        // ELF section of the instruction ("kprobe/do_exit", ".text")
+	InsnOff  uint32        // byte offset of the instruction in Section
+	TypeID   rawbtf.TypeID // local type, an ID in the object's .BTF
+	TypeName string        // name of the local type ("task_struct___old")
+	Access   string        // access string ("0:1:2"), "0" for type kinds
+	Kind     Kind
+
+	accessor []int // Access parsed
+}
+
+func (r *Relocation) String() string {
+	return fmt.Sprintf("%s %s+%d %s %s %s", r.Object, r.Section, r.InsnOff, r.Kind, r.TypeName, r.Access)
+}
+
+// Object is a BPF ELF object's byte order, its BTF and its CO-RE
+// relocations, in the order of .BTF.ext.
+type Object struct {
+	Path        string
+	ByteOrder   binary.ByteOrder
+	BTF         *rawbtf.Spec // nil if the object has no .BTF
+	Relocations []Relocation
+}
+
+// Load reads the CO-RE relocations of the BPF ELF objects at paths. An
+// object without .BTF.ext, or whose .BTF.ext holds no CO-RE relocations,
+// has none; that is not an error.
+func Load(paths ...string) ([]*Object, error) {
+	objs := make([]*Object, 0, len(paths))
+	for _, path := range paths {
+		obj, err := loadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+func loadFile(path string) (*Object, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return LoadReader(path, f)
+}
+
+// LoadReader reads the CO-RE relocations of one BPF ELF object from r;
+// name identifies it in Relocation.Object and in errors.
+func LoadReader(name string, r io.ReaderAt) (obj *Object, err error) {
+	defer func() {
+		// debug/elf panics on some malformed inputs.
+		if p := recover(); p != nil {
+			obj, err = nil, fmt.Errorf("%s: malformed ELF: %v", name, p)
+		}
+	}()
+	obj, err = loadELF(name, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return obj, nil
+}
+
+func loadELF(name string, r io.ReaderAt) (*Object, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("read ELF: %w", err)
+	}
+	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
+
+	btfData, err := sectionData(f, ".BTF")
+	if err != nil {
+		return nil, err
+	}
+	extData, err := sectionData(f, ".BTF.ext")
+	if err != nil {
+		return nil, err
+	}
+	if btfData == nil {
+		if extData != nil {
+			return nil, errors.New("section .BTF.ext without .BTF")
+		}
+		return obj, nil
+	}
+	obj.BTF, err = rawbtf.Parse(btfData, nil)
+	if err != nil {
+		return nil, fmt.Errorf("section .BTF: %w", err)
+	}
+	if obj.BTF.ByteOrder() != f.ByteOrder {
+		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.BTF.ByteOrder(), f.ByteOrder)
+	}
+	if extData == nil {
+		return obj, nil
+	}
+	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.BTF)
+	if err != nil {
+		return nil, fmt.Errorf("section .BTF.ext: %w", err)
+	}
+	return obj, nil
+}
+
+// sectionData returns the contents of the named section, nil if absent.
+func sectionData(f *elf.File, name string) ([]byte, error) {
+	sec := f.Section(name)
+	if sec == nil {
+		return nil, nil
+	}
+	if sec.Type == elf.SHT_NOBITS {
+		return nil, fmt.Errorf("section %s: no data", name)
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// .BTF.ext layout (struct btf_ext_header in tools/lib/bpf/libbpf_internal.h):
+// magic u16, version u8, flags u8, hdr_len u32, func_info_off/len,
+// line_info_off/len, then, if hdr_len covers them, core_relo_off/len.
+// Offsets count from the end of the header.
+const (
+	extHeaderMinLen  = 24
+	extHeaderCORELen = 32
+	coreReloSize     = 16 // struct bpf_core_relo: insn_off, type_id, access_str_off, kind
+	btfMagic         = 0xeb9f
+)
+
+func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
+	if len(data) < extHeaderMinLen {
+		return nil, fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
+	}
+	if magic := bo.Uint16(data); magic != btfMagic {
+		return nil, fmt.Errorf("offset 0: bad magic %#x", magic)
+	}
+	if v := data[2]; v != 1 {
+		return nil, fmt.Errorf("offset 2: unsupported version %d", v)
+	}
+	if fl := data[3]; fl != 0 {
+		return nil, fmt.Errorf("offset 3: unsupported flags %#x", fl)
+	}
+	hdrLen := bo.Uint32(data[4:])
+	if hdrLen < extHeaderMinLen || uint64(hdrLen) > uint64(len(data)) {
+		return nil, fmt.Errorf("offset 4: header length %d out of range [%d, %d]", hdrLen, extHeaderMinLen, len(data))
+	}
+	if hdrLen < extHeaderCORELen {
+		return nil, nil // written before CO-RE relocations existed
+	}
+	off, size := bo.Uint32(data[24:]), bo.Uint32(data[28:])
+	if size == 0 {
+		return nil, nil
+	}
+	start := uint64(hdrLen) + uint64(off)
+	end := start + uint64(size)
+	if end > uint64(len(data)) {
+		return nil, fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, len(data))
+	}
+	sub := data[start:end]
+	pos := func(p int) uint64 { return start + uint64(p) }
+
+	if len(sub) < 4 {
+		return nil, fmt.Errorf("offset %d: core_relo record size: %w", pos(0), io.ErrUnexpectedEOF)
+	}
+	if rs := bo.Uint32(sub); rs != coreReloSize {
+		return nil, fmt.Errorf("offset %d: core_relo record size %d, want %d", pos(0), rs, coreReloSize)
+	}
+	var relos []Relocation
+	for p := 4; p < len(sub); {
+		if len(sub)-p < 8 {
+			return nil, fmt.Errorf("offset %d: core_relo section header: %w", pos(p), io.ErrUnexpectedEOF)
+		}
+		secName, err := spec.String(bo.Uint32(sub[p:]))
+		if err != nil {
+			return nil, fmt.Errorf("offset %d: section name: %w", pos(p), err)
+		}
+		if secName == "" {
+			return nil, fmt.Errorf("offset %d: empty section name", pos(p))
+		}
+		n := uint64(bo.Uint32(sub[p+4:]))
+		p += 8
+		if n*coreReloSize > uint64(len(sub)-p) {
+			return nil, fmt.Errorf("offset %d: section %s: %d records: %w", pos(p), secName, n, io.ErrUnexpectedEOF)
+		}
+		for range n {
+			r, err := parseRelo(name, secName, sub[p:p+coreReloSize], bo, spec)
+			if err != nil {
+				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p), secName, err)
+			}
+			relos = append(relos, r)
+			p += coreReloSize
+		}
+	}
+	return relos, nil
+}
+
+func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec) (Relocation, error) {
+	r := Relocation{
+		Object:  obj,
+		Section: sec,
+		InsnOff: bo.Uint32(b),
+		TypeID:  rawbtf.TypeID(bo.Uint32(b[4:])),
+		Kind:    Kind(bo.Uint32(b[12:])),
+	}
+	if !r.Kind.valid() {
+		return r, fmt.Errorf("instruction %d: unknown relocation kind %d", r.InsnOff, uint32(r.Kind))
+	}
+	if r.InsnOff%8 != 0 {
+		return r, fmt.Errorf("instruction offset %d not a multiple of 8", r.InsnOff)
+	}
+	t, err := spec.Type(r.TypeID)
+	if err != nil {
+		return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
+	}
+	r.TypeName = t.Name
+	r.Access, err = spec.String(bo.Uint32(b[8:]))
+	if err != nil {
+		return r, fmt.Errorf("instruction %d: access string: %w", r.InsnOff, err)
+	}
+	r.accessor, err = parseAccessor(r.Access)
+	if err != nil {
+		return r, fmt.Errorf("instruction %d: %w", r.InsnOff, err)
+	}
+	return r, nil
+}
+
+// parseAccessor splits an access string ("0:1:3") into its indices.
+func parseAccessor(s string) ([]int, error) {
+	if s == "" {
+		return nil, errors.New("empty access string")
+	}
+	parts := strings.Split(s, ":")
+	acc := make([]int, len(parts))
+	for i, p := range parts {
+		// 31 bits, as cilium/ebpf, so an index always fits an int.
+		v, err := strconv.ParseUint(p, 10, 31)
+		if err != nil {
+			return nil, fmt.Errorf("access string %q: index %q: %w", s, p, err)
+		}
+		acc[i] = int(v)
+	}
+	return acc, nil
+}
+

@@ -1,0 +1,86 @@
+package corereloc
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// minimizeAndVerify minimizes target for objs and runs the oracle.
+func minimizeAndVerify(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *btf.Spec) (*Result, []byte) {
+	t.Helper()
+	objs, err := Load(objPaths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Match(objs, []*rawbtf.Spec{raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	minData, _, err := Minimize(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	min, err := btf.LoadSpecFromReader(bytes.NewReader(minData))
+	if err != nil {
+		t.Fatalf("cilium/ebpf rejects the minimized BTF: %v", err)
+	}
+	ms, err := Verify(objPaths, []*btf.Spec{full}, []*btf.Spec{min})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		t.Error(m)
+	}
+	return res, minData
+}
+
+// TestOracleKernels: every test object against every kernel, one object
+// at a time and all together.
+func TestOracleKernels(t *testing.T) {
+	objs := testObjects(t)
+	for _, k := range kernels() {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			for _, obj := range objs {
+				t.Run(filepath.Base(obj), func(t *testing.T) {
+					minimizeAndVerify(t, []string{obj}, raw, full)
+				})
+			}
+			t.Run("all", func(t *testing.T) {
+				minimizeAndVerify(t, objs, raw, full)
+			})
+		})
+	}
+}
+
+// TestOracleCilium runs cilium/ebpf's own CO-RE test objects against the
+// target its tests use: the object's own BTF, relocs_read_tgt for
+// relocs_read.
+func TestOracleCilium(t *testing.T) {
+	for _, name := range []string{"relocs", "relocs_enum", "relocs_read", "tags"} {
+		for _, end := range []string{"el", "eb"} {
+			obj := filepath.Join(ciliumTestdata, name+"-"+end+".elf")
+			tgt := obj
+			if name == "relocs_read" {
+				tgt = filepath.Join(ciliumTestdata, "relocs_read_tgt-"+end+".elf")
+			}
+			t.Run(filepath.Base(obj), func(t *testing.T) {
+				data := elfBTF(t, tgt)
+				raw, err := rawbtf.Parse(data, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				minimizeAndVerify(t, []string{obj}, raw, full)
+			})
+		}
+	}
+}
