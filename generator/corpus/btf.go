@@ -1,0 +1,68 @@
+package corpus
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// btfBlob returns the BTF blob at the start of data, cut to the length its
+// header gives, after checking that the header is sane and the blob is whole.
+func btfBlob(data []byte) ([]byte, error) {
+	h, _, err := rawbtf.ParseHeader(data)
+	if err != nil {
+		return nil, fmt.Errorf("not BTF: %w", err)
+	}
+	n := h.Size()
+	if n > len(data) {
+		return nil, fmt.Errorf("BTF truncated: header gives %d bytes, %d present", n, len(data))
+	}
+	return data[:n], nil
+}
+
+// parseBTF validates raw BTF (split over base when base is not nil) and
+// returns its spec.
+func parseBTF(data []byte, base *rawbtf.Spec) (*rawbtf.Spec, error) {
+	s, err := rawbtf.Parse(data, base)
+	if err != nil {
+		return nil, fmt.Errorf("parse BTF: %w", err)
+	}
+	return s, nil
+}
+
+type btfSpec = rawbtf.Spec
+
+// countTypes returns the number of types a validated spec defines itself.
+func countTypes(s *rawbtf.Spec) int { return int(s.NextID() - s.FirstID()) }
+
+// btfMagics are the first four bytes of version-1 BTF in either byte order
+// (magic 0xeB9F, version 1, flags 0).
+var btfMagics = [][]byte{{0x9f, 0xeb, 1, 0}, {0xeb, 0x9f, 1, 0}}
+
+// scanBTF finds vmlinux BTF in a flat kernel image (arm64 Image, a
+// decompressed payload that is not ELF): every position holding the BTF
+// magic is tried, and the largest blob that parses wins, so a stray magic in
+// code or data cannot shadow the real section.
+func scanBTF(image []byte) ([]byte, error) {
+	var best []byte
+	for _, magic := range btfMagics {
+		for off := 0; ; {
+			i := bytes.Index(image[off:], magic)
+			if i < 0 {
+				break
+			}
+			off += i
+			if blob, err := btfBlob(image[off:]); err == nil && len(blob) > len(best) {
+				if _, err := parseBTF(blob, nil); err == nil {
+					best = blob
+				}
+			}
+			off++
+		}
+	}
+	if best == nil {
+		return nil, ErrNoBTF
+	}
+	return best, nil
+}

@@ -1,0 +1,90 @@
+package corpus
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ulikunitz/xz"
+)
+
+// btfhubSuffix ends every kernel file of the BTFHub-archive layout.
+const btfhubSuffix = ".btf.tar.xz"
+
+// readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
+// compressed tar holding one regular member <release>.btf.
+func readBTFHub(data []byte) ([]byte, error) {
+	tarball, err := decompress(data, formatXZ, 0)
+	if err != nil {
+		return nil, err
+	}
+	return tarMemberBTF(tarball)
+}
+
+// tarMemberBTF returns the first regular member of a tarball whose name ends
+// in .btf.
+func tarMemberBTF(tarball []byte) ([]byte, error) {
+	tr := tar.NewReader(bytes.NewReader(tarball))
+	members := 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tar: %w", err)
+		}
+		members++
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
+			continue
+		}
+		if h.Size > maxDecompressed {
+			return nil, fmt.Errorf("tar member %s: %d bytes is too large", h.Name, h.Size)
+		}
+		b := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, b); err != nil {
+			return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
+		}
+		return b, nil
+	}
+	if members == 0 {
+		return nil, fmt.Errorf("%w: empty tarball", ErrNoBTF)
+	}
+	return nil, fmt.Errorf("%w: tarball has no .btf member", ErrNoBTF)
+}
+
+// writeBTFHub writes raw BTF as a BTFHub archive file: xz(tar(<release>.btf)).
+// The output depends only on its inputs: the tar header carries no time,
+// owner or host name.
+func writeBTFHub(w io.Writer, release string, btf []byte) error {
+	xw, err := xz.WriterConfig{}.NewWriter(w)
+	if err != nil {
+		return fmt.Errorf("xz: %w", err)
+	}
+	tw := tar.NewWriter(xw)
+	h := &tar.Header{
+		Typeflag: tar.TypeReg,
+		Name:     release + ".btf",
+		Mode:     0o644,
+		Size:     int64(len(btf)),
+		ModTime:  time.Unix(0, 0),
+		Format:   tar.FormatPAX,
+	}
+	if err := tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if _, err := tw.Write(btf); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := xw.Close(); err != nil {
+		return fmt.Errorf("xz: %w", err)
+	}
+	return nil
+}

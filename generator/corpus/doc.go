@@ -1,0 +1,28 @@
+// Package corpus reads kernel BTF corpora and imports kernel BTF from what
+// distributions ship.
+//
+// A corpus is one or more directory trees in the layout of
+// aquasecurity/btfhub-archive,
+//
+//	<distro>/<version>/<arch>/<release>.btf.tar.xz   (tar member <release>.btf)
+//
+// plus files in other shapes (raw .btf, .btf.xz, .btf.zst, .btf.gz, an ELF
+// vmlinux with a .BTF section) and, as our own extension, kernel-module BTF
+// in a directory beside the kernel:
+//
+//	<distro>/<version>/<arch>/<release>.modules/<name>.{btf,btf.zst,btf.xz,btf.gz,ko,ko.xz,ko.zst,ko.gz}
+//
+// docs/corpus.md in the repository documents the layout in full.
+//
+// [Read] walks the roots and yields one [Kernel] at a time, sorted by key,
+// decompressing and validating with all cores while never holding more than a
+// few kernels in memory. A kernel that cannot be read is reported as a
+// [*KernelError] and the stream goes on, unless [Options.Strict] is set.
+//
+// [Import] builds a corpus from kernel packages (.deb), kernel images (x86
+// bzImage with any payload compression, arm64 Image and Image.gz, EFI zboot),
+// ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is
+// byte-identical to the .BTF section of the kernel.
+//
+// Raw BTF is validated with internal/rawbtf; this package never decodes types.
+package corpus

@@ -1,0 +1,87 @@
+package corpus
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+)
+
+var elfMagic = []byte(elf.ELFMAG)
+
+func isELF(data []byte) bool { return bytes.HasPrefix(data, elfMagic) }
+
+// elfSection returns the contents of the named section of an ELF file, or
+// nil when there is no such section. debug/elf panics on some malformed
+// inputs; those panics become errors here.
+func elfSection(data []byte, name string) (b []byte, machine string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, machine, err = nil, "", fmt.Errorf("malformed ELF: %v", r)
+		}
+	}()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("malformed ELF: %w", err)
+	}
+	machine = elfArch(f)
+	sec := f.Section(name)
+	if sec == nil || sec.Type == elf.SHT_NOBITS {
+		return nil, machine, nil
+	}
+	b, err = io.ReadAll(sec.Open())
+	if err != nil {
+		return nil, machine, fmt.Errorf("read ELF section %s: %w", name, err)
+	}
+	return b, machine, nil
+}
+
+// hasELFSection tells whether an ELF file has the named section.
+func hasELFSection(data []byte, name string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	return err == nil && f.Section(name) != nil
+}
+
+// elfArch names the architecture of an ELF file as NormalizeArch does, or
+// returns "" for machines the kernel's BTF is not built for.
+func elfArch(f *elf.File) string {
+	is64 := f.Class == elf.ELFCLASS64
+	le := f.Data == elf.ELFDATA2LSB
+	switch f.Machine {
+	case elf.EM_X86_64:
+		return "x86_64"
+	case elf.EM_386:
+		return "i386"
+	case elf.EM_AARCH64:
+		return "arm64"
+	case elf.EM_ARM:
+		return "arm"
+	case elf.EM_S390:
+		if is64 {
+			return "s390x"
+		}
+	case elf.EM_PPC64:
+		if le {
+			return "ppc64le"
+		}
+		return "ppc64"
+	case elf.EM_RISCV:
+		if is64 {
+			return "riscv64"
+		}
+	case elf.EM_LOONGARCH:
+		if is64 {
+			return "loongarch64"
+		}
+	case elf.EM_MIPS:
+		if is64 && le {
+			return "mips64el"
+		}
+	}
+	return ""
+}

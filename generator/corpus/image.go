@@ -1,0 +1,195 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// imageBTF is the vmlinux BTF found in a kernel image and what the image
+// tells about the kernel.
+type imageBTF struct {
+	BTF    []byte
+	Arch   string // from the ELF machine or the image header, "" if unknown
+	Banner bannerInfo
+}
+
+// maxImageDepth bounds nested containers (an EFI zboot image holding a
+// gzip holding an Image, a bzImage holding an xz holding an ELF).
+const maxImageDepth = 4
+
+// findImageBTF finds the vmlinux BTF in a kernel in any shape this package
+// knows: ELF vmlinux, x86 bzImage, EFI zboot, arm64 and riscv Image, a
+// compressed image (Image.gz), raw BTF, or a flat image holding the .BTF
+// section somewhere.
+func findImageBTF(data []byte) (imageBTF, error) {
+	return findImageBTFDepth(data, 0)
+}
+
+func findImageBTFDepth(data []byte, depth int) (imageBTF, error) {
+	if depth > maxImageDepth {
+		return imageBTF{}, errors.New("images nested too deep")
+	}
+	switch {
+	case isELF(data):
+		sec, arch, err := elfSection(data, ".BTF")
+		if err != nil {
+			return imageBTF{}, err
+		}
+		if sec == nil {
+			return imageBTF{}, fmt.Errorf("%w: ELF without .BTF section (kernel built without CONFIG_DEBUG_INFO_BTF?)", ErrNoBTF)
+		}
+		blob, err := btfBlob(sec)
+		if err != nil {
+			return imageBTF{}, fmt.Errorf(".BTF section: %w", err)
+		}
+		if _, err := parseBTF(blob, nil); err != nil {
+			return imageBTF{}, fmt.Errorf(".BTF section: %w", err)
+		}
+		b, _ := findBanner(data)
+		return imageBTF{BTF: blob, Arch: arch, Banner: b}, nil
+
+	case isBzImage(data):
+		payload, format, hint, err := bzImagePayload(data)
+		if err != nil {
+			return imageBTF{}, err
+		}
+		return nestedImage(payload, format, hint, depth, "bzImage payload")
+
+	case isZboot(data):
+		payload, format, err := zbootPayload(data)
+		if err != nil {
+			return imageBTF{}, err
+		}
+		return nestedImage(payload, format, 0, depth, "zboot payload")
+
+	case hasPrefixAt(data, 56, []byte("ARM\x64")):
+		return flatImage(data, "arm64")
+
+	case hasPrefixAt(data, 56, []byte("RSC\x05")):
+		return flatImage(data, "riscv64")
+	}
+
+	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
+		return nestedImage(data, format, 0, depth, format+" stream")
+	}
+	if bytes.HasPrefix(data, btfMagics[0]) || bytes.HasPrefix(data, btfMagics[1]) {
+		blob, err := btfBlob(data)
+		if err != nil {
+			return imageBTF{}, err
+		}
+		if len(blob) != len(data) {
+			return imageBTF{}, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
+		}
+		if _, err := parseBTF(blob, nil); err != nil {
+			return imageBTF{}, err
+		}
+		return imageBTF{BTF: blob}, nil
+	}
+	if img, err := flatImage(data, ""); err == nil {
+		return img, nil
+	}
+	return imageBTF{}, fmt.Errorf("%w: not BTF, ELF, a kernel image or a compressed stream", ErrUnknownFormat)
+}
+
+// nestedImage decompresses a payload and looks for BTF inside it.
+func nestedImage(payload []byte, format string, sizeHint, depth int, what string) (imageBTF, error) {
+	inner, err := decompress(payload, format, sizeHint)
+	if err != nil {
+		return imageBTF{}, fmt.Errorf("%s: %w", what, err)
+	}
+	img, err := findImageBTFDepth(inner, depth+1)
+	if err != nil {
+		return imageBTF{}, fmt.Errorf("%s (%s): %w", what, format, err)
+	}
+	return img, nil
+}
+
+// flatImage finds BTF in an uncompressed image that is not ELF.
+func flatImage(data []byte, arch string) (imageBTF, error) {
+	blob, err := scanBTF(data)
+	if err != nil {
+		return imageBTF{}, fmt.Errorf("%w in the image (kernel built without CONFIG_DEBUG_INFO_BTF?)", err)
+	}
+	b, _ := findBanner(data)
+	return imageBTF{BTF: blob, Arch: arch, Banner: b}, nil
+}
+
+func hasPrefixAt(data []byte, off int, prefix []byte) bool {
+	return len(data) >= off+len(prefix) && bytes.Equal(data[off:off+len(prefix)], prefix)
+}
+
+// x86 boot protocol (Documentation/arch/x86/boot.rst): the setup header at
+// 0x1f1, "HdrS" at 0x202, and since protocol 2.08 the compressed payload's
+// offset (from the start of the protected-mode code) and length.
+const (
+	bzSetupSects    = 0x1f1
+	bzBootFlag      = 0x1fe
+	bzHeaderMagic   = 0x202
+	bzVersion       = 0x206
+	bzPayloadOffset = 0x248
+	bzPayloadLength = 0x24c
+)
+
+func isBzImage(data []byte) bool {
+	return len(data) >= bzPayloadLength+4 &&
+		binary.LittleEndian.Uint16(data[bzBootFlag:]) == 0xaa55 &&
+		string(data[bzHeaderMagic:bzHeaderMagic+4]) == "HdrS"
+}
+
+// bzImagePayload cuts the compressed vmlinux out of a bzImage. Every format
+// but gzip is followed by the uncompressed size as a little-endian 32-bit
+// word (the kernel's size_append); it is cut off and returned as a hint.
+func bzImagePayload(data []byte) (payload []byte, format string, sizeHint int, err error) {
+	if v := binary.LittleEndian.Uint16(data[bzVersion:]); v < 0x208 {
+		return nil, "", 0, fmt.Errorf("bzImage boot protocol %d.%02d predates payload fields (2.08)", v>>8, v&0xff)
+	}
+	sects := int(data[bzSetupSects])
+	if sects == 0 {
+		sects = 4
+	}
+	start := uint64(sects+1)*512 + uint64(binary.LittleEndian.Uint32(data[bzPayloadOffset:]))
+	end := start + uint64(binary.LittleEndian.Uint32(data[bzPayloadLength:]))
+	if end > uint64(len(data)) || end < start+4 {
+		return nil, "", 0, fmt.Errorf("bzImage payload [%d, %d) outside the %d-byte file", start, end, len(data))
+	}
+	payload = data[start:end]
+	format = sniffCompression(payload)
+	switch format {
+	case formatNone:
+		return nil, "", 0, fmt.Errorf("%w: bzImage payload compression", ErrUnknownFormat)
+	case formatGzip:
+		return payload, format, 0, nil
+	}
+	n := len(payload) - 4
+	return payload[:n], format, int(binary.LittleEndian.Uint32(payload[n:])), nil
+}
+
+// EFI zboot images (drivers/firmware/efi/libstub/zboot-header.S): "MZ",
+// "zimg" at 4, the payload's offset and size at 8 and 12, and the
+// compression's name at 24.
+func isZboot(data []byte) bool {
+	return len(data) >= 40 && string(data[:2]) == "MZ" && string(data[4:8]) == "zimg"
+}
+
+func zbootPayload(data []byte) ([]byte, string, error) {
+	off := uint64(binary.LittleEndian.Uint32(data[8:]))
+	size := uint64(binary.LittleEndian.Uint32(data[12:]))
+	if off+size > uint64(len(data)) {
+		return nil, "", fmt.Errorf("zboot payload [%d, %d) outside the %d-byte file", off, off+size, len(data))
+	}
+	name := string(bytes.TrimRight(data[24:40], "\x00"))
+	format := map[string]string{
+		"gzip": formatGzip, "xzkern": formatXZ, "xz": formatXZ, "zstd22": formatZstd, "zstd": formatZstd,
+		"lz4": formatLZ4Legacy, "lzma": formatLZMA, "bzip2": formatBzip2, "lzo": formatLZO,
+	}[name]
+	if format == "" {
+		return nil, "", fmt.Errorf("%w: zboot compression %q", ErrUnknownFormat, name)
+	}
+	payload := data[off : off+size]
+	if format != formatGzip && len(payload) >= 4 {
+		payload = payload[:len(payload)-4]
+	}
+	return payload, format, nil
+}

@@ -1,0 +1,364 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// ImportOptions tune Import. A nil *ImportOptions means the defaults.
+type ImportOptions struct {
+	// Key parts set here win over what the inputs tell, for every input.
+	Key Key
+	// Workers is the number of inputs (and modules of one package) read at
+	// once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Strict stops the import at the first bad input.
+	Strict bool
+	// NoModules leaves module BTF out.
+	NoModules bool
+}
+
+func (o *ImportOptions) workers() int {
+	if o == nil || o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
+}
+
+// Imported describes one kernel written by Import.
+type Imported struct {
+	Key     Key
+	Input   string // the input it came from
+	File    string // the corpus file written
+	Bytes   int    // raw vmlinux BTF bytes
+	Modules int
+}
+
+// ImportResult is what Import did: the kernels written, sorted by key, and
+// one *KernelError per input, kernel or module that was skipped.
+type ImportResult struct {
+	Kernels []Imported
+	Skipped []error
+}
+
+// sysVMLinux is the running kernel's BTF, imported with uname's release
+// and machine and the host's /etc/os-release.
+const sysVMLinux = "/sys/kernel/btf/vmlinux"
+
+// Import reads kernels from the inputs and writes them into the corpus
+// rooted at dir (see WriteKernel). An input is a kernel package (.deb), a
+// kernel image (bzImage, Image, Image.gz, EFI zboot), an ELF vmlinux, raw or
+// compressed BTF, a BTFHub archive file, /sys/kernel/btf/vmlinux, or a
+// directory, imported as a corpus (see Read). Each input is read once;
+// inputs are read in parallel.
+//
+// Bad inputs are reported in ImportResult.Skipped and the others are still
+// imported; with ImportOptions.Strict the first one ends the import and is
+// returned as the error. Errors writing dir are always returned.
+func Import(ctx context.Context, dir string, inputs []string, opts *ImportOptions) (*ImportResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		res   ImportResult
+		fatal error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fatal == nil {
+			fatal = err
+			cancel()
+		}
+	}
+	// emit writes one kernel; errors writing the corpus are fatal, others
+	// are recorded as skipped.
+	emit := func(input string, k *Kernel, err error) {
+		if err == nil {
+			var file string
+			if file, err = WriteKernel(dir, k); err != nil {
+				fail(err)
+				return
+			}
+			mu.Lock()
+			res.Kernels = append(res.Kernels, Imported{Key: k.Key, Input: input, File: file, Bytes: len(k.VMLinux), Modules: len(k.Modules)})
+			mu.Unlock()
+			return
+		}
+		var ke *KernelError
+		if !errors.As(err, &ke) {
+			err = &KernelError{Path: input, Err: err}
+		}
+		if opts != nil && opts.Strict {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		res.Skipped = append(res.Skipped, err)
+		mu.Unlock()
+	}
+
+	sem := make(chan struct{}, opts.workers())
+	var wg sync.WaitGroup
+	for _, in := range inputs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			importInput(ctx, in, opts, func(k *Kernel, err error) { emit(in, k, err) })
+		}()
+	}
+	wg.Wait()
+	if fatal != nil {
+		return &res, fatal
+	}
+	if err := ctx.Err(); err != nil {
+		return &res, err
+	}
+	slices.SortFunc(res.Kernels, func(a, b Imported) int { return a.Key.Compare(b.Key) })
+	return &res, nil
+}
+
+// importInput reads one input and hands each kernel or error to emit.
+func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(*Kernel, error)) {
+	var over Key
+	if opts != nil {
+		over = opts.Key
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		emit(nil, err)
+		return
+	}
+	if st.IsDir() {
+		ropts := &Options{Workers: opts.workers(), NoModules: opts != nil && opts.NoModules}
+		for k, err := range Read(ctx, []string{in}, ropts) {
+			if k != nil {
+				k.Key = overrideKey(k.Key, over)
+			}
+			emit(k, err)
+		}
+		return
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		emit(nil, err)
+		return
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	if magic, _ := br.Peek(len(arMagic)); string(magic) == arMagic {
+		importDeb(in, br, over, opts, emit)
+		return
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		emit(nil, err)
+		return
+	}
+	name := filepath.Base(in)
+	k := &Kernel{Path: in}
+	if rel, ok := strings.CutSuffix(name, btfhubSuffix); ok {
+		k.Key = pathKey(in, rel)
+		k.VMLinux, err = readBTFHub(data)
+	} else {
+		var img imageBTF
+		img, err = findImageBTF(data)
+		k.VMLinux = img.BTF
+		k.Key = completeKey(inputKey(in), img)
+	}
+	if err == nil {
+		_, err = parseBTF(k.VMLinux, nil)
+	}
+	if err != nil {
+		emit(nil, &KernelError{Path: in, Err: err})
+		return
+	}
+	k.Key = overrideKey(k.Key, over)
+	if k.Key.Arch == "" || k.Key.Release == "" {
+		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)})
+		return
+	}
+	emit(k, nil)
+}
+
+// inputKey is what an input's path tells of its key: the corpus layout
+// around it, a release in the file name (vmlinuz-<release>, <release>.btf),
+// and for /sys/kernel/btf/vmlinux the running system.
+func inputKey(in string) Key {
+	if filepath.Clean(in) == sysVMLinux {
+		return hostKey("/")
+	}
+	name := filepath.Base(in)
+	if _, rel, ok := kernelFile(name); ok {
+		return pathKey(in, rel)
+	}
+	for _, s := range []string{".btf.xz", ".btf.zst", ".btf.gz", ".btf"} {
+		if rel, ok := strings.CutSuffix(name, s); ok {
+			return pathKey(in, rel)
+		}
+	}
+	return pathKey(in, "")
+}
+
+// hostKey is the key of the running kernel: uname's release and machine,
+// and ID and VERSION_ID from <root>/etc/os-release.
+func hostKey(root string) Key {
+	var k Key
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		k.Release = unix.ByteSliceToString(u.Release[:])
+		k.Arch, _ = NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
+	}
+	k.Distro, k.Version = osRelease(filepath.Join(root, "etc/os-release"))
+	return k
+}
+
+// osRelease reads ID and VERSION_ID from an os-release(5) file.
+func osRelease(file string) (id, version string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", ""
+	}
+	for line := range bytes.Lines(data) {
+		k, v, ok := strings.Cut(strings.TrimSpace(string(line)), "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, `"'`)
+		switch k {
+		case "ID":
+			id = v
+		case "VERSION_ID":
+			version = v
+		}
+	}
+	return id, version
+}
+
+// overrideKey sets the parts of k that over has.
+func overrideKey(k, over Key) Key {
+	if over.Arch != "" {
+		k.Arch = over.Arch
+	}
+	for _, p := range []struct{ dst, src *string }{
+		{&k.Release, &over.Release}, {&k.Distro, &over.Distro}, {&k.Version, &over.Version},
+	} {
+		if *p.src != "" {
+			*p.dst = *p.src
+		}
+	}
+	return k
+}
+
+// importDeb imports the kernels of a kernel package with their modules.
+func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(*Kernel, error)) {
+	c, err := readDeb(r, opts.workers())
+	if err != nil {
+		emit(nil, &KernelError{Path: in, Err: err})
+		return
+	}
+	if len(c.Images) == 0 {
+		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", ErrNoBTF)})
+	}
+	byRelease := map[string][]debModule{}
+	for _, m := range c.Modules {
+		byRelease[m.Release] = append(byRelease[m.Release], m)
+	}
+	arch, _ := NormalizeArch(c.Control.Architecture)
+	slices.SortFunc(c.Images, func(a, b debImage) int { return strings.Compare(a.Path, b.Path) })
+	for _, img := range c.Images {
+		member := in + ":" + img.Path
+		if img.Err != nil {
+			emit(nil, &KernelError{Path: member, Err: img.Err})
+			continue
+		}
+		base, err := parseBTF(img.Image.BTF, nil)
+		if err != nil {
+			emit(nil, &KernelError{Path: member, Err: err})
+			continue
+		}
+		k := &Kernel{Path: member, VMLinux: img.Image.BTF}
+		k.Key = completeKey(Key{Arch: arch, Release: img.Release}, img.Image)
+		if k.Key.Distro == "" && k.Key.Version == "" {
+			k.Key.Distro, k.Key.Version = debDistro(c.Control)
+		}
+		k.Key = overrideKey(k.Key, over)
+		if opts == nil || !opts.NoModules {
+			mods := byRelease[img.Release]
+			delete(byRelease, img.Release)
+			k.Modules = debKernelModules(in, mods, base, opts.workers(), emit)
+		}
+		emit(k, nil)
+	}
+	for rel, mods := range byRelease {
+		emit(nil, &KernelError{Path: in + ":lib/modules/" + rel, Err: fmt.Errorf("%w: %d modules, no /boot/vmlinuz-%s", ErrNoBase, len(mods), rel)})
+	}
+}
+
+// debDistro guesses the distribution from a package's version
+// ("6.12.118-1~deb12u1" is Debian 12).
+func debDistro(c debControl) (string, string) {
+	b := parseBanner(c.Package + " " + c.Version)
+	if b.Version == "" {
+		return "", ""
+	}
+	return b.Distro, b.Version
+}
+
+// debKernelModules validates a kernel's modules over its vmlinux, in
+// parallel, and returns the good ones sorted by name.
+func debKernelModules(in string, mods []debModule, base *btfSpec, workers int, emit func(*Kernel, error)) []Module {
+	slices.SortFunc(mods, func(a, b debModule) int { return strings.Compare(a.Path, b.Path) })
+	errs := make([]error, len(mods))
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		if m.Err != nil {
+			errs[i] = m.Err
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = checkModule(m.BTF, base)
+		}()
+	}
+	wg.Wait()
+	var good []Module
+	seen := map[string]bool{}
+	for i, m := range mods {
+		err := errs[i]
+		if err == nil && seen[m.Name] {
+			err = fmt.Errorf("duplicate module %s", m.Name)
+		}
+		if err != nil {
+			emit(nil, &KernelError{Path: in + ":" + m.Path, Err: err})
+			continue
+		}
+		seen[m.Name] = true
+		m.Module.Path = in + ":" + m.Path
+		good = append(good, m.Module)
+	}
+	slices.SortFunc(good, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
+	return good
+}

@@ -1,0 +1,54 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kernel is one kernel of a corpus: its vmlinux BTF and the BTF of its modules.
+type Kernel struct {
+	Key Key
+	// Path is the file the kernel was read from.
+	Path string
+	// VMLinux is the raw vmlinux BTF, exactly as the kernel carries it in
+	// its .BTF section.
+	VMLinux []byte
+	// Modules are sorted by name.
+	Modules []Module
+}
+
+// Module is the BTF of one kernel module.
+type Module struct {
+	// Name is the module's file name without extensions ("nf_conntrack").
+	Name string
+	// Path is the file the module was read from.
+	Path string
+	// BTF is raw split BTF over the kernel's VMLinux.
+	BTF []byte
+}
+
+// Sentinel errors, wrapped by the errors of this package.
+var (
+	// ErrNoBTF: the input holds no BTF (for a kernel image, it was built
+	// without CONFIG_DEBUG_INFO_BTF).
+	ErrNoBTF = errors.New("no BTF found")
+	// ErrNoBase: module BTF without the vmlinux BTF it is split over.
+	ErrNoBase = errors.New("module without its kernel's vmlinux BTF")
+	// ErrUnknownFormat: the input is none of the formats this package reads.
+	ErrUnknownFormat = errors.New("unknown file format")
+	// ErrIncompleteKey: the input does not tell the release or arch and no
+	// flag gave it.
+	ErrIncompleteKey = errors.New("release or architecture unknown")
+)
+
+// KernelError reports one corpus file (a kernel, a module or an import
+// input) that could not be read. The stream of kernels goes on after it
+// unless Options.Strict is set.
+type KernelError struct {
+	Path string
+	Err  error
+}
+
+func (e *KernelError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+
+func (e *KernelError) Unwrap() error { return e.Err }

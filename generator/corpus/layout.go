@@ -1,0 +1,141 @@
+package corpus
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// modulesDirSuffix names the directory holding a kernel's module BTF,
+// beside the kernel file: <release>.modules/. BTFHub tools look for
+// *.btf.tar.xz files and pass it over.
+const modulesDirSuffix = ".modules"
+
+type entryKind int
+
+const (
+	kindBTFHub entryKind = iota // <release>.btf.tar.xz
+	kindRaw                     // <release>.btf[.xz|.zst|.gz]
+	kindImage                   // vmlinux, vmlinux-<release>, vmlinuz-<release>
+)
+
+// entry is one kernel of a corpus as the directory walk finds it, before
+// any file is read.
+type entry struct {
+	path       string
+	kind       entryKind
+	key        Key    // what the path tells
+	modulesDir string // "" when the kernel has no modules directory
+	err        error  // a problem found by the walk itself
+}
+
+// kernelFile classifies a file name and returns the release it names.
+func kernelFile(name string) (entryKind, string, bool) {
+	if rel, ok := strings.CutSuffix(name, btfhubSuffix); ok && rel != "" {
+		return kindBTFHub, rel, true
+	}
+	for _, s := range []string{".btf", ".btf.xz", ".btf.zst", ".btf.gz"} {
+		if rel, ok := strings.CutSuffix(name, s); ok && rel != "" {
+			return kindRaw, rel, true
+		}
+	}
+	if name == "vmlinux" {
+		return kindImage, "", true
+	}
+	for _, p := range []string{"vmlinux-", "vmlinuz-"} {
+		if rel, ok := strings.CutPrefix(name, p); ok && rel != "" {
+			return kindImage, rel, true
+		}
+	}
+	return 0, "", false
+}
+
+// pathKey reads a key from the directories above a corpus file:
+// .../<distro>/<version>/<arch>/<file>. The arch directory must have a
+// recognized name; distro and version are taken only above it.
+func pathKey(file, release string) Key {
+	k := Key{Release: release}
+	dirs := strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(file))), "/")
+	n := len(dirs)
+	arch, ok := NormalizeArch(dirs[n-1])
+	if !ok {
+		return k
+	}
+	k.Arch = arch
+	if n >= 3 && dirs[n-2] != "" && dirs[n-3] != "" && dirs[n-3] != "." && dirs[n-3] != ".." {
+		k.Version, k.Distro = dirs[n-2], dirs[n-3]
+		if k.Version == "unknown" {
+			k.Version = ""
+		}
+		if k.Distro == "unknown" {
+			k.Distro = ""
+		}
+	}
+	return k
+}
+
+// walkCorpus lists the kernels under the roots, sorted by key then path.
+func walkCorpus(roots []string) []entry {
+	var entries []entry
+	type dirRelease struct{ dir, release string }
+	modDirs := map[dirRelease]string{}
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				entries = append(entries, entry{path: p, err: err})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			name := d.Name()
+			if p != root && strings.HasPrefix(name, ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if rel, ok := strings.CutSuffix(name, modulesDirSuffix); ok && rel != "" {
+					modDirs[dirRelease{filepath.Dir(p), rel}] = p
+					return fs.SkipDir
+				}
+				return nil
+			}
+			kind, rel, ok := kernelFile(name)
+			if !ok {
+				return nil
+			}
+			entries = append(entries, entry{path: p, kind: kind, key: pathKey(p, rel)})
+			return nil
+		})
+		if err != nil {
+			entries = append(entries, entry{path: root, err: err})
+		}
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.err != nil {
+			continue
+		}
+		dr := dirRelease{filepath.Dir(e.path), e.key.Release}
+		if md, ok := modDirs[dr]; ok {
+			e.modulesDir = md
+			delete(modDirs, dr)
+		}
+	}
+	for dr, md := range modDirs {
+		entries = append(entries, entry{
+			path: md,
+			key:  pathKey(filepath.Join(dr.dir, dr.release), dr.release),
+			err:  fmt.Errorf("%w: no kernel file for release %s beside it", ErrNoBase, dr.release),
+		})
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(a.key.Compare(b.key), strings.Compare(a.path, b.path))
+	})
+	return entries
+}

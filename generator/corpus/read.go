@@ -1,0 +1,294 @@
+package corpus
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Options tune Read. A nil *Options means the defaults.
+type Options struct {
+	// Workers is the number of kernels (and modules of one kernel) read at
+	// once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Strict ends the stream at the first error.
+	Strict bool
+	// Arch keeps only kernels of these architectures (any spelling
+	// NormalizeArch knows); empty keeps all.
+	Arch []string
+	// Release keeps only kernels whose release matches this path.Match
+	// pattern ("6.1.*"); empty keeps all.
+	Release string
+	// Distro keeps only kernels of this distribution; empty keeps all.
+	Distro string
+	// NoModules skips module BTF.
+	NoModules bool
+}
+
+func (o *Options) workers() int {
+	if o == nil || o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
+}
+
+// keep tells whether a key passes the filters; parts of the key still
+// unknown pass, to be checked again once the file is read.
+func (o *Options) keep(k Key) bool {
+	if o == nil {
+		return true
+	}
+	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
+		n, ok := NormalizeArch(a)
+		return ok && n == k.Arch || a == k.Arch
+	}) {
+		return false
+	}
+	if o.Release != "" && k.Release != "" {
+		if ok, err := path.Match(o.Release, k.Release); err != nil || !ok {
+			return false
+		}
+	}
+	return o.Distro == "" || k.Distro == "" || strings.EqualFold(o.Distro, k.Distro)
+}
+
+// Read walks the roots (directories or single files) and yields their
+// kernels one at a time, sorted by the key their paths give (then by path),
+// so the same corpus always streams in the same order. Up to
+// Options.Workers kernels are read ahead in parallel; no more are held.
+//
+// A kernel, module or directory entry that cannot be read is yielded as a
+// nil kernel with a *KernelError, and the stream goes on; with
+// Options.Strict it ends after that error. A kernel with some bad modules is
+// yielded with the good ones, after one error per bad module. The stream
+// ends early when ctx is done, with ctx.Err() as the last error.
+func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel, error] {
+	return func(yield func(*Kernel, error) bool) {
+		var entries []entry
+		for _, e := range walkCorpus(roots) {
+			if e.err != nil || opts.keep(e.key) {
+				entries = append(entries, e)
+			}
+		}
+		ctx, cancel := context.WithCancel(ctx)
+
+		type result struct {
+			k    *Kernel
+			errs []error
+		}
+		results := make([]chan result, len(entries))
+		for i := range results {
+			results[i] = make(chan result, 1)
+		}
+		// Tokens bound the kernels read but not yet yielded.
+		tokens := make(chan struct{}, opts.workers())
+		var wg sync.WaitGroup
+		defer func() { cancel(); wg.Wait() }()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, e := range entries {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					k, errs := readEntry(ctx, e, opts)
+					results[i] <- result{k, errs}
+				}()
+			}
+		}()
+
+		strict := opts != nil && opts.Strict
+		seen := map[Key]string{}
+		for i := range entries {
+			var r result
+			select {
+			case r = <-results[i]:
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			}
+			<-tokens
+			for _, err := range r.errs {
+				if !yield(nil, err) || strict {
+					return
+				}
+			}
+			if r.k == nil || !opts.keep(r.k.Key) {
+				continue
+			}
+			if prev, dup := seen[r.k.Key]; dup {
+				err := &KernelError{Path: r.k.Path, Err: fmt.Errorf("duplicate kernel %s, also in %s", r.k.Key, prev)}
+				if !yield(nil, err) || strict {
+					return
+				}
+				continue
+			}
+			seen[r.k.Key] = r.k.Path
+			if !yield(r.k, nil) {
+				return
+			}
+		}
+	}
+}
+
+// readEntry reads one kernel and its modules.
+func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
+	if e.err != nil {
+		return nil, []error{&KernelError{Path: e.path, Err: e.err}}
+	}
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	k, spec, err := readKernelFile(e)
+	if err != nil {
+		return nil, []error{&KernelError{Path: e.path, Err: err}}
+	}
+	if e.modulesDir == "" || (opts != nil && opts.NoModules) || !opts.keep(k.Key) {
+		return k, nil
+	}
+	mods, errs := readModulesDir(e.modulesDir, spec, opts.workers())
+	k.Modules = mods
+	return k, errs
+}
+
+// readKernelFile reads the vmlinux BTF of one corpus file and completes its
+// key from the file's contents.
+func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
+	data, err := os.ReadFile(e.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := &Kernel{Key: e.key, Path: e.path}
+	switch e.kind {
+	case kindBTFHub:
+		k.VMLinux, err = readBTFHub(data)
+	case kindRaw:
+		k.VMLinux, err = readRawBTF(filepath.Base(e.path), data)
+	case kindImage:
+		var img imageBTF
+		img, err = findImageBTF(data)
+		k.VMLinux = img.BTF
+		k.Key = completeKey(k.Key, img)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := parseBTF(k.VMLinux, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.Key.Arch == "" || k.Key.Release == "" {
+		return nil, nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
+	}
+	return k, spec, nil
+}
+
+// readRawBTF reads raw BTF, compressed as the file name's extension says.
+func readRawBTF(name string, data []byte) ([]byte, error) {
+	if format := formatFromExt(name); format != formatNone {
+		var err error
+		if data, err = decompress(data, format, 0); err != nil {
+			return nil, err
+		}
+	}
+	blob, err := btfBlob(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(blob) != len(data) {
+		return nil, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
+	}
+	return blob, nil
+}
+
+// completeKey fills the parts of a key the path did not give from what the
+// image tells.
+func completeKey(k Key, img imageBTF) Key {
+	if k.Arch == "" {
+		k.Arch = img.Arch
+	}
+	if k.Release == "" {
+		k.Release = img.Banner.Release
+	}
+	if k.Distro == "" && k.Version == "" {
+		k.Distro, k.Version = img.Banner.Distro, img.Banner.Version
+	}
+	return k
+}
+
+// readModulesDir reads every module file under dir, in parallel, and
+// validates each over the kernel's vmlinux BTF.
+func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) {
+	var files []string
+	walkErr := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if _, ok := moduleName(d.Name()); ok && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	var errs []error
+	if walkErr != nil {
+		errs = append(errs, &KernelError{Path: dir, Err: walkErr})
+	}
+	mods := make([]Module, len(files))
+	modErrs := make([]error, len(files))
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			name, _ := moduleName(filepath.Base(f))
+			mods[i] = Module{Name: name, Path: f}
+			mods[i].BTF, modErrs[i] = readModuleFile(f, base)
+		}()
+	}
+	wg.Wait()
+	var good []Module
+	byName := map[string]string{}
+	for i, m := range mods {
+		if modErrs[i] != nil {
+			errs = append(errs, &KernelError{Path: m.Path, Err: modErrs[i]})
+			continue
+		}
+		if prev, dup := byName[m.Name]; dup {
+			errs = append(errs, &KernelError{Path: m.Path, Err: fmt.Errorf("duplicate module %s, also in %s", m.Name, prev)})
+			continue
+		}
+		byName[m.Name] = m.Path
+		good = append(good, m)
+	}
+	slices.SortFunc(good, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
+	return good, errs
+}
+
+func readModuleFile(file string, base *btfSpec) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	b, err := moduleBTF(filepath.Base(file), data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModule(b, base); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

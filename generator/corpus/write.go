@@ -1,0 +1,138 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// KernelPath is where a kernel's file lives in a corpus rooted at dir:
+// <dir>/<distro>/<version>/<arch>/<release>.btf.tar.xz.
+func KernelPath(dir string, k Key) string {
+	return filepath.Join(dir, filepath.FromSlash(k.String())+btfhubSuffix)
+}
+
+// ModulesPath is the directory of a kernel's module BTF in a corpus rooted
+// at dir: <dir>/<distro>/<version>/<arch>/<release>.modules.
+func ModulesPath(dir string, k Key) string {
+	return filepath.Join(dir, filepath.FromSlash(k.String())+modulesDirSuffix)
+}
+
+// WriteKernel writes a kernel into the corpus rooted at dir, in the
+// BTFHub-archive layout, with its modules as <name>.btf.zst files in the
+// modules directory, and returns the kernel file's path. Every file is
+// written to a temporary name and renamed, so a failure leaves no partial
+// file, and a previous version of the kernel is replaced whole.
+func WriteKernel(dir string, k *Kernel) (string, error) {
+	if k.Key.Arch == "" || k.Key.Release == "" {
+		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
+	}
+	file := KernelPath(dir, k.Key)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	if len(k.Modules) > 0 {
+		if err := writeModules(ModulesPath(dir, k.Key), k.Modules); err != nil {
+			return "", err
+		}
+	}
+	err := writeFileAtomic(file, func(w io.Writer) error {
+		return writeBTFHub(w, k.Key.Release, k.VMLinux)
+	})
+	if err != nil {
+		return "", err
+	}
+	return file, nil
+}
+
+// writeFileAtomic writes a file through a temporary file in the same
+// directory, renamed into place only when write succeeded.
+func writeFileAtomic(file string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), file)
+}
+
+var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+})
+
+// writeModules writes module BTF into a fresh directory that then replaces
+// dir, so readers see all modules of the previous import or all of this one.
+func writeModules(dir string, mods []Module) (err error) {
+	enc, err := zstdEncoder()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	errs := make([]error, len(mods))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			b := enc.EncodeAll(m.BTF, nil)
+			errs[i] = os.WriteFile(filepath.Join(tmp, m.Name+".btf.zst"), b, 0o644)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			os.Rename(old, dir)
+		}
+		return err
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
