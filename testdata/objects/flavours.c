@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flavours.c: flavoured type names (name___suffix), typedef/const/volatile
- * chains, relocations that resolve on no kernel, on one architecture
- * only, and relocations whose target name matches several kernel types
- * (the candidates agree, or they disagree: ambiguous).
+ * chains, relocations that resolve on no kernel or on one architecture
+ * only.
  *
  *   task_struct___old.state     exists on no kernel (renamed __state in
  *                               5.14): the read is poisoned everywhere
@@ -19,15 +18,6 @@
  *   pt_regs___x86.di            x86_64 kernels only
  *   pt_regs___arm64.regs[0]     arm64 only, through an anonymous union and
  *                               an anonymous struct in the kernel's pt_regs
- *   syscall_tp_t.syscall_nr     two kernel structs named syscall_tp_t, same
- *                               offset: candidates agree
- *   elf_thread_core_info.task   two candidates (native and compat ELF core
- *                               dumper), same offset: agree
- *   elf_thread_core_info.notes  the same two candidates at different
- *                               offsets: ambiguous on every kernel
- *   irq_info.irq                three kernel structs named irq_info; two
- *                               have an int irq at different offsets on
- *                               the Debian kernels (ambiguous), one on 6.18
  */
 #include "common.h"
 
@@ -78,19 +68,6 @@ struct pt_regs___arm64 {
 	};
 } __core;
 
-struct syscall_tp_t {
-	unsigned long long syscall_nr;
-} __core;
-
-struct elf_thread_core_info {
-	void *task;
-	char notes[];
-} __core;
-
-struct irq_info {
-	int irq;
-} __core;
-
 SEC("raw_tp/sys_enter")
 int flavours(void *ctx)
 {
@@ -139,20 +116,6 @@ int arch_regs(struct pt_regs___x86 *regs)
 	else
 		KEEP(0, BPF_CORE_READ(regs, di));
 	KEEP(1, bpf_core_field_offset(aregs->sp));
-	return 0;
-}
-
-SEC("raw_tp/sys_enter")
-int several_candidates(void *ctx)
-{
-	struct syscall_tp_t *tp = ctx;
-	struct elf_thread_core_info *info = ctx;
-	struct irq_info *irq = ctx;
-
-	KEEP(0, BPF_CORE_READ(tp, syscall_nr));
-	KEEP(1, BPF_CORE_READ(info, task));
-	KEEP(2, bpf_core_field_offset(info->notes));
-	KEEP(3, BPF_CORE_READ(irq, irq));
 	return 0;
 }
 
