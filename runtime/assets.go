@@ -1,0 +1,271 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"sync"
+
+	"github.com/cilium/ebpf/btf"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Assets is an opened payload. It is safe for concurrent use; each kernel's
+// BTF is decompressed and parsed at most once, on first use.
+type Assets struct {
+	data    []byte // the data area
+	strings []string
+	dicts   []lazyDict
+	blobs   []wireBlob
+	entries []assetEntry
+	keys    []Key // entries' keys, sorted
+}
+
+type assetEntry struct {
+	key     Key
+	vmlinux uint64
+	modules []wireModule
+
+	once    sync.Once
+	spec    *btf.Spec
+	modRaw  []ModuleBTF
+	loadErr error
+}
+
+type lazyDict struct {
+	wire    wireDict
+	once    sync.Once
+	content []byte
+	dec     *zstd.Decoder
+	err     error
+}
+
+// plainDecoder decompresses frames made without a dictionary. DecodeAll is
+// safe for concurrent use.
+var plainDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return newDecoder()
+})
+
+func newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
+	base := []zstd.DOption{
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(maxBlobLen),
+	}
+	return zstd.NewReader(nil, append(base, opts...)...)
+}
+
+// Open parses payload's header and index; it decompresses no kernel BTF.
+// payload must not be modified afterwards. A malformed payload gives an
+// error wrapping ErrCorrupt.
+func Open(payload []byte) (*Assets, error) {
+	if len(payload) < fixedHeader {
+		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrCorrupt, len(payload))
+	}
+	if string(payload[:8]) != payloadMagic {
+		return nil, fmt.Errorf("%w: bad magic %q", ErrCorrupt, payload[:8])
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(payload[8:]); v != formatVersion {
+		return nil, fmt.Errorf("%w: format version %d, this package reads %d", ErrCorrupt, v, formatVersion)
+	}
+	if want, got := le.Uint32(payload[12:]), crc32.Checksum(payload[16:], castagnoli); want != got {
+		return nil, fmt.Errorf("%w: checksum %#08x, header says %#08x", ErrCorrupt, got, want)
+	}
+	return openVerified(payload)
+}
+
+// openVerified parses a payload whose checksum has been checked.
+func openVerified(payload []byte) (*Assets, error) {
+	n := uint64(binary.LittleEndian.Uint32(payload[16:]))
+	if n > uint64(len(payload)-fixedHeader) {
+		return nil, fmt.Errorf("%w: index of %d bytes overruns the payload", ErrCorrupt, n)
+	}
+	dec, err := plainDecoder()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := decodeFrame(dec, payload[fixedHeader:fixedHeader+n], 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: index: %w", ErrCorrupt, err)
+	}
+	data := payload[fixedHeader+n:]
+	ix, err := unmarshalIndex(raw, len(data))
+	if err != nil {
+		return nil, err
+	}
+	a := &Assets{
+		data:    data,
+		strings: ix.strings,
+		dicts:   make([]lazyDict, len(ix.dicts)),
+		blobs:   ix.blobs,
+		entries: make([]assetEntry, len(ix.entries)),
+		keys:    make([]Key, len(ix.entries)),
+	}
+	for i, d := range ix.dicts {
+		a.dicts[i].wire = d
+	}
+	for i, e := range ix.entries {
+		ae := &a.entries[i]
+		ae.key = Key{a.strings[e.key[0]], a.strings[e.key[1]], a.strings[e.key[2]], a.strings[e.key[3]]}
+		ae.vmlinux, ae.modules = e.vmlinux, e.modules
+		a.keys[i] = ae.key
+		for j, m := range e.modules {
+			if name := a.strings[m.name]; !validModuleName(name) || j > 0 && a.strings[e.modules[j-1].name] >= name {
+				return nil, fmt.Errorf("%w: entry %s: bad or unsorted module name %q", ErrCorrupt, ae.key, name)
+			}
+		}
+		if i > 0 && a.entries[i-1].key.compare(ae.key) >= 0 {
+			return nil, fmt.Errorf("%w: entries not sorted at %s", ErrCorrupt, ae.key)
+		}
+	}
+	return a, nil
+}
+
+// Kernels lists the embedded kernels in key order.
+func (a *Assets) Kernels() []Key {
+	return slices.Clone(a.keys)
+}
+
+// Lookup returns the embedded BTF for exactly key (its Arch normalized
+// with NormalizeArch). An unknown key gives an error wrapping
+// ErrKernelNotSupported.
+func (a *Assets) Lookup(key Key) (*Selection, error) {
+	key.Arch = NormalizeArch(key.Arch)
+	i, ok := slices.BinarySearchFunc(a.keys, key, Key.compare)
+	if !ok {
+		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
+	}
+	return a.selection(&a.entries[i], nil)
+}
+
+// selection loads entry e (once) and wraps it in a Selection.
+func (a *Assets) selection(e *assetEntry, relocate RelocateFunc) (*Selection, error) {
+	e.once.Do(func() { e.spec, e.modRaw, e.loadErr = a.loadEntry(e) })
+	if e.loadErr != nil {
+		return nil, e.loadErr
+	}
+	sel := &Selection{Source: SourceEmbedded, Key: e.key, Spec: e.spec, ModuleBTF: e.modRaw}
+	if err := sel.loadModules(relocate); err != nil {
+		return nil, err
+	}
+	return sel, nil
+}
+
+func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
+	raw, err := a.blob(e.vmlinux)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
+	}
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
+	}
+	var mods []ModuleBTF
+	for _, m := range e.modules {
+		mod := ModuleBTF{Name: a.strings[m.name]}
+		if m.base != 0 {
+			if mod.Base, err = a.blob(m.base - 1); err != nil {
+				return nil, nil, fmt.Errorf("embedded BTF for %s: module %s base: %w", e.key, mod.Name, err)
+			}
+		}
+		if mod.Split, err = a.blob(m.split); err != nil {
+			return nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.key, mod.Name, err)
+		}
+		mods = append(mods, mod)
+	}
+	return spec, mods, nil
+}
+
+// blob decodes blob i. The result is freshly allocated or a slice of
+// dictionary content; callers must not modify it.
+func (a *Assets) blob(i uint64) ([]byte, error) {
+	bl := a.blobs[i]
+	want := bl.rawLen
+	if bl.packedLen != 0 {
+		want = bl.packedLen
+	}
+	var form []byte
+	switch bl.codec {
+	case codecStored:
+		form = a.data[bl.off : bl.off+bl.n]
+	case codecSlice:
+		content, _, err := a.dict(bl.dict - 1)
+		if err != nil {
+			return nil, err
+		}
+		form = content[bl.off : bl.off+bl.n]
+	case codecZstd:
+		dec, err := plainDecoder()
+		if bl.dict != 0 {
+			_, dec, err = a.dict(bl.dict - 1)
+		}
+		if err != nil {
+			return nil, err
+		}
+		form, err = decodeFrame(dec, a.data[bl.off:bl.off+bl.n], want)
+		if err != nil {
+			return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
+		}
+	}
+	if uint64(len(form)) != want {
+		return nil, fmt.Errorf("%w: blob %d: decoded %d bytes, index says %d", ErrCorrupt, i, len(form), want)
+	}
+	if bl.packedLen == 0 {
+		return form, nil
+	}
+	raw, err := unpackBTF(form, int(bl.rawLen))
+	if err != nil {
+		return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
+	}
+	return raw, nil
+}
+
+// dict decompresses dictionary i once and returns its content and a
+// decoder that uses it.
+func (a *Assets) dict(i uint64) ([]byte, *zstd.Decoder, error) {
+	d := &a.dicts[i]
+	d.once.Do(func() {
+		plain, err := plainDecoder()
+		if err != nil {
+			d.err = err
+			return
+		}
+		w := d.wire
+		content, err := decodeFrame(plain, a.data[w.off:w.off+w.n], w.rawLen)
+		if err != nil {
+			d.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, i, err)
+			return
+		}
+		if uint64(len(content)) != w.rawLen {
+			d.err = fmt.Errorf("%w: dictionary %d: decoded %d bytes, index says %d", ErrCorrupt, i, len(content), w.rawLen)
+			return
+		}
+		dec, err := newDecoder(zstd.WithDecoderDictRaw(uint32(i+1), content))
+		if err != nil {
+			d.err = fmt.Errorf("dictionary %d: %w", i, err)
+			return
+		}
+		d.content, d.dec = content, dec
+	})
+	return d.content, d.dec, d.err
+}
+
+// decodeFrame decompresses one zstd frame that should hold want bytes (0:
+// unknown), refusing before any allocation a frame that announces another
+// size.
+func decodeFrame(dec *zstd.Decoder, frame []byte, want uint64) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil {
+		return nil, err
+	}
+	if h.HasFCS && want != 0 && h.FrameContentSize != want {
+		return nil, fmt.Errorf("frame holds %d bytes, expected %d", h.FrameContentSize, want)
+	}
+	if h.HasFCS && h.FrameContentSize > maxBlobLen {
+		return nil, fmt.Errorf("frame of %d bytes is too large", h.FrameContentSize)
+	}
+	return dec.DecodeAll(frame, make([]byte, 0, want))
+}

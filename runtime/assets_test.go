@@ -1,0 +1,284 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// typeNames lists every named type of spec as "kind name" in ID order, an
+// independent view of what a blob decoded to.
+func typeNames(tb testing.TB, spec *btf.Spec) []string {
+	tb.Helper()
+	var names []string
+	for typ, err := range spec.All() {
+		if err != nil {
+			tb.Fatal(err)
+		}
+		names = append(names, typ.TypeName())
+	}
+	return names
+}
+
+func loadRaw(tb testing.TB, raw []byte) *btf.Spec {
+	tb.Helper()
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return spec
+}
+
+func TestEncodeOpenLookup(t *testing.T) {
+	entries := testEntries(t)
+	for name, opts := range map[string]*EncodeOptions{
+		"default":         nil,
+		"no dictionaries": {MaxDictSize: -1},
+		"small dict":      {MaxDictSize: 12 << 10},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := open(t, encode(t, entries, opts))
+			var want []Key
+			for _, e := range entries {
+				want = append(want, e.Key)
+			}
+			slices.SortFunc(want, Key.compare)
+			if got := a.Kernels(); !slices.Equal(got, want) {
+				t.Fatalf("Kernels() = %v, want %v", got, want)
+			}
+			for _, e := range entries {
+				sel, err := a.Lookup(e.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sel.Source != SourceEmbedded || sel.Key != e.Key {
+					t.Errorf("Lookup(%s) = %v %s", e.Key, sel.Source, sel.Key)
+				}
+				if got, want := typeNames(t, sel.Spec), typeNames(t, loadRaw(t, e.VMLinux)); !slices.Equal(got, want) {
+					t.Errorf("%s: decoded types differ from the input", e.Key)
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeDeterministic(t *testing.T) {
+	entries := testEntries(t)
+	want := encode(t, entries, nil)
+	shuffled := slices.Clone(entries)
+	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	if got := encode(t, shuffled, nil); !bytes.Equal(got, want) {
+		t.Fatal("payload depends on entry order")
+	}
+}
+
+// TestEncodeDedup embeds the same BTF under a second key: the payload may
+// grow by index bytes, not by another copy of the blob.
+func TestEncodeDedup(t *testing.T) {
+	entries := testEntries(t)
+	once := encode(t, entries, nil)
+	dup := entries[0]
+	dup.Key.Distro = "ubuntu"
+	twice := encode(t, append(slices.Clone(entries), dup), nil)
+	if grew := len(twice) - len(once); grew > 64 {
+		t.Errorf("payload grew by %d bytes for a duplicate blob", grew)
+	}
+	a := open(t, twice)
+	s1, err := a.Lookup(entries[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := a.Lookup(dup.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(typeNames(t, s1.Spec), typeNames(t, s2.Spec)) {
+		t.Error("duplicate entries decode differently")
+	}
+}
+
+func TestEncodeRejects(t *testing.T) {
+	e := testEntries(t)[0]
+	noRelease := e
+	noRelease.Key.Release = ""
+	badModule := e
+	badModule.Modules = []Module{{Name: "../etc", Split: e.VMLinux}}
+	noBTF := e
+	noBTF.VMLinux = nil
+	for name, entries := range map[string][]Entry{
+		"duplicate key": {e, e},
+		"no release":    {noRelease},
+		"module name":   {badModule},
+		"no vmlinux":    {noBTF},
+	} {
+		if err := Encode(&bytes.Buffer{}, entries, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestLookupShared checks concurrent callers get one decoded spec.
+func TestLookupShared(t *testing.T) {
+	entries := testEntries(t)
+	a := open(t, encode(t, entries, nil))
+	specs := make([]*btf.Spec, 8)
+	var wg sync.WaitGroup
+	for i := range specs {
+		wg.Go(func() {
+			sel, err := a.Lookup(entries[i%2].Key)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			specs[i] = sel.Spec
+		})
+	}
+	wg.Wait()
+	for i := 2; i < len(specs); i++ {
+		if specs[i] != specs[i%2] {
+			t.Fatalf("caller %d got another spec than caller %d", i, i%2)
+		}
+	}
+}
+
+// moduleEntry embeds cilium/ebpf's pahole-made btf_testmod: its distilled
+// base stands in for vmlinux, so the split BTF can be used directly
+// (Base nil) or through a relocation hook (Base set).
+func moduleEntry(tb testing.TB, withBase bool) Entry {
+	tb.Helper()
+	dir := ciliumTestdata(tb)
+	base, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf.base"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	split, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := Module{Name: "bpf_testmod", Split: split}
+	if withBase {
+		m.Base = base
+	}
+	return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: base, Modules: []Module{m}}
+}
+
+func TestModules(t *testing.T) {
+	direct := moduleEntry(t, false)
+	a := open(t, encode(t, []Entry{direct}, nil))
+	sel, err := a.Lookup(direct.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := sel.Modules["bpf_testmod"]
+	if mod == nil {
+		t.Fatal("no spec for a module without distilled base")
+	}
+	var st *btf.Struct
+	if err := mod.TypeByName("bpf_testmod_struct_arg_1", &st); err != nil {
+		t.Fatal(err)
+	}
+
+	distilled := moduleEntry(t, true)
+	a = open(t, encode(t, []Entry{distilled}, nil))
+	sel, err = a.Select(&SelectOptions{ForceEmbedded: true, Arch: "amd64", Release: "testmod", Distro: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Modules) != 0 || len(sel.ModuleBTF) != 1 || !bytes.Equal(sel.ModuleBTF[0].Base, distilled.Modules[0].Base) {
+		t.Fatalf("without a relocation hook: Modules %v, ModuleBTF %d", sel.Modules, len(sel.ModuleBTF))
+	}
+	var hookBase *btf.Spec
+	relocate := func(split, distilledBase []byte, newBase *btf.Spec) (*btf.Spec, error) {
+		hookBase = newBase
+		return btf.LoadSplitSpecFromReader(bytes.NewReader(split), loadRaw(t, distilledBase))
+	}
+	sel, err = a.Select(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: relocate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hookBase != sel.Spec || sel.Modules["bpf_testmod"] == nil {
+		t.Fatal("relocation hook not given the selected vmlinux, or its result not kept")
+	}
+	co, _, err := a.CollectionOptions(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: relocate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co.Programs.KernelTypes == nil || len(co.Programs.ExtraRelocationTargets) != 1 {
+		t.Fatalf("CollectionOptions: %+v", co.Programs)
+	}
+
+	failing := func([]byte, []byte, *btf.Spec) (*btf.Spec, error) { return nil, errors.New("unmapped type") }
+	if _, err := a.Select(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: failing}); err == nil {
+		t.Fatal("relocation failure not reported")
+	}
+}
+
+// resum recomputes a payload's checksum after a test changed it.
+func resum(p []byte) {
+	if len(p) >= 16 {
+		binary.LittleEndian.PutUint32(p[12:], crc32.Checksum(p[16:], castagnoli))
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	good := encode(t, testEntries(t), nil)
+	mutate := func(f func(p []byte) []byte) []byte { return f(bytes.Clone(good)) }
+	for name, p := range map[string][]byte{
+		"empty":     nil,
+		"short":     good[:10],
+		"magic":     mutate(func(p []byte) []byte { p[0] = 'X'; return p }),
+		"version":   mutate(func(p []byte) []byte { p[8] = 9; resum(p); return p }),
+		"checksum":  mutate(func(p []byte) []byte { p[len(p)-1] ^= 1; return p }),
+		"index len": mutate(func(p []byte) []byte { binary.LittleEndian.PutUint32(p[16:], 1<<30); resum(p); return p }),
+		"truncated": mutate(func(p []byte) []byte { p = p[:len(p)-1]; resum(p); return p }),
+	} {
+		if _, err := Open(p); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: error %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// TestCorruptBytes flips each byte of a payload's header and index and
+// every fifth of its data, fixes the checksum so that the damage reaches
+// the parsers, and asks for every kernel: any error is fine, a panic is
+// not.
+func TestCorruptBytes(t *testing.T) {
+	entries := testEntries(t)
+	good := encode(t, entries, nil)
+	dataStart := fixedHeader + int(binary.LittleEndian.Uint32(good[16:]))
+	for i := 16; i < len(good); i++ {
+		if i > dataStart && i%5 != 0 {
+			continue
+		}
+		p := bytes.Clone(good)
+		p[i] ^= 0x5a
+		resum(p)
+		exercise(t, p)
+	}
+}
+
+// exercise opens p and looks up every kernel it lists, failing the test
+// on a panic; errors are expected.
+func exercise(t *testing.T, p []byte) {
+	a, err := Open(p)
+	if err != nil {
+		return
+	}
+	for _, k := range a.Kernels() {
+		sel, err := a.Lookup(k)
+		if err != nil {
+			continue
+		}
+		for range sel.Spec.All() {
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// packable lists real BTF the column transform must reverse exactly:
+// minimized and full vmlinux of every testdata kernel, the running
+// kernel's (DECL_TAG, TYPE_TAG).
+func packable(t *testing.T) map[string][]byte {
+	t.Helper()
+	blobs := map[string][]byte{}
+	for _, e := range testEntries(t) {
+		blobs["min "+e.Key.String()] = e.VMLinux
+	}
+	for _, k := range kerneltest.Corpus(t) {
+		blobs["full "+k.Name] = k.BTF
+	}
+	if raw, err := os.ReadFile("/sys/kernel/btf/vmlinux"); err == nil {
+		blobs["running"] = raw
+	}
+	return blobs
+}
+
+func TestPackRoundTrip(t *testing.T) {
+	for name, raw := range packable(t) {
+		t.Run(name, func(t *testing.T) {
+			packed, ok := packBTF(raw)
+			if !ok {
+				t.Fatal("transform does not apply")
+			}
+			back, err := unpackBTF(packed, len(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back, raw) {
+				t.Fatal("unpacked bytes differ from the original")
+			}
+		})
+	}
+}
+
+// TestPackMakesKernelsAlike checks the point of the transform: two
+// different kernels' minimized BTF share more after packing, measured as
+// the zstd size of one given the other as dictionary.
+func TestPackMakesKernelsAlike(t *testing.T) {
+	entries := testEntries(t)
+	a, b := entries[0].VMLinux, entries[len(entries)-1].VMLinux
+	pa, _ := packBTF(a)
+	pb, _ := packBTF(b)
+	delta := func(dict, in []byte) int {
+		enc, err := newEncoder(withDict(dict))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer enc.Close()
+		return len(enc.EncodeAll(in, nil))
+	}
+	raw, packed := delta(a, b), delta(pa, pb)
+	t.Logf("%s given %s: raw %d bytes, packed %d bytes", entries[len(entries)-1].Key, entries[0].Key, raw, packed)
+	if packed >= raw {
+		t.Errorf("packing does not help: %d >= %d bytes", packed, raw)
+	}
+}
+
+func TestPackDeclines(t *testing.T) {
+	raw := testEntries(t)[0].VMLinux
+	bigEndian := bytes.Clone(raw)
+	bigEndian[0], bigEndian[1] = bigEndian[1], bigEndian[0]
+	badKind := bytes.Clone(raw)
+	badKind[btfHeaderLen+7] = 0x1f // first type's kind
+	// pahole's split BTF for a module, with the 32-byte header.
+	testmod, err := os.ReadFile(filepath.Join(ciliumTestdata(t), "btf_testmod.btf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{
+		"32-byte header": testmod,
+		"empty":          nil,
+		"truncated":      raw[:len(raw)-1],
+		"big endian":     bigEndian,
+		"bad kind":       badKind,
+		"trailing":       append(bytes.Clone(raw), 0),
+	} {
+		if _, ok := packBTF(in); ok {
+			t.Errorf("%s: transform applied", name)
+		}
+	}
+}
+
+func TestUnpackRejects(t *testing.T) {
+	raw := testEntries(t)[0].VMLinux
+	packed, _ := packBTF(raw)
+	for name, c := range map[string]struct {
+		packed []byte
+		rawLen int
+	}{
+		"wrong length": {packed, len(raw) + 1},
+		"truncated":    {packed[:len(packed)-1], len(raw)},
+		"trailing":     {append(bytes.Clone(packed), 0), len(raw)},
+		"header only":  {packed[:btfHeaderLen], len(raw)},
+		"empty":        {nil, len(raw)},
+	} {
+		if _, err := unpackBTF(c.packed, c.rawLen); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

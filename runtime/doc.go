@@ -1,0 +1,65 @@
+// Package runtime reads the BTF that btfembed embeds in a Go program and
+// picks the right kernel's at start-up.
+//
+// CO-RE eBPF programs need the running kernel's BTF to be relocated. Many
+// kernels in the field do not expose /sys/kernel/btf/vmlinux, so btfembed's
+// generator stores, for every kernel of a corpus, the minimal BTF the
+// program's relocations need, in one payload embedded with //go:embed. This
+// package defines that payload (the generator writes it with Encode, so
+// there is one definition), opens it, and selects BTF for the running
+// kernel:
+//
+//  1. the kernel's own /sys/kernel/btf/vmlinux when present, unless
+//     SelectOptions.ForceEmbedded;
+//  2. the embedded entry for the kernel's architecture (uname -m, see
+//     NormalizeArch) and release (uname -r), disambiguated by os-release ID
+//     and VERSION_ID when several distributions ship the same release;
+//  3. otherwise an error wrapping ErrKernelNotSupported that names arch,
+//     release and distribution.
+//
+// Only the chosen entry is decompressed and parsed, once per Assets, however
+// many goroutines ask. Agents in containers set SelectOptions.HostRoot to
+// where the host's / is mounted. A corrupt payload gives an error wrapping
+// ErrCorrupt, never a panic.
+//
+// # Payload format
+//
+// A fixed header (magic "BTFEMBED", format version, CRC-32C of the rest)
+// is followed by a zstd-compressed index (interned strings, dictionaries,
+// blobs, entries) and a data area; format.go documents every field. Blobs
+// (vmlinux BTF, module base and split BTF) are stored once by content.
+// Before compression, BTF goes through a reversible column transform
+// (btfcodec.go) that turns the shifted type IDs and string offsets of
+// otherwise similar kernels into identical bytes. Blobs of one architecture
+// and role are then compressed against a shared raw-content zstd
+// dictionary made of a few of them (representatives picked greedily, at
+// most EncodeOptions.MaxDictSize bytes), so structure common to many
+// kernels is stored once and every entry still decompresses on its own.
+//
+// # Modules
+//
+// An entry may carry module BTF for ebpf.ProgramOptions.ExtraRelocationTargets.
+// Split BTF without a distilled base is read directly over the entry's
+// vmlinux. Split BTF with a distilled base (.BTF.base) must be relocated onto
+// the selected vmlinux BTF, which SelectOptions.Relocate does (the distill
+// package provides the function); without it, the raw parts are in
+// Selection.ModuleBTF.
+//
+// # Example
+//
+// In a package where btfembed generated kernelbtf.go (which embeds the
+// payload as kernelBTF):
+//
+//	assets, err := runtime.Open(kernelBTF)
+//	if err != nil {
+//		return err
+//	}
+//	opts, sel, err := assets.CollectionOptions(nil)
+//	if errors.Is(err, runtime.ErrKernelNotSupported) {
+//		return fmt.Errorf("this kernel is not in the agent's corpus: %w", err)
+//	} else if err != nil {
+//		return err
+//	}
+//	log.Printf("CO-RE against %s BTF of %s", sel.Source, sel.Key)
+//	coll, err := ebpf.NewCollectionWithOptions(spec, *opts)
+package runtime

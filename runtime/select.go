@@ -1,0 +1,297 @@
+package runtime
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// ErrKernelNotSupported is wrapped by the error Select and Lookup return
+// when neither the kernel nor the payload has BTF for the running kernel.
+var ErrKernelNotSupported = errors.New("kernel not supported")
+
+// NotSupportedError says which kernel could not be served and why. It
+// wraps ErrKernelNotSupported.
+type NotSupportedError struct {
+	// Key is the kernel looked for.
+	Key Key
+	// Embedded is the number of kernels in the payload.
+	Embedded int
+	// Reason details why no entry fits, if more than "none matches".
+	Reason string
+}
+
+func (e *NotSupportedError) Error() string {
+	distro := strings.TrimSpace(e.Key.Distro + " " + e.Key.Version)
+	if distro == "" {
+		distro = "unknown distribution"
+	}
+	msg := fmt.Sprintf("kernel not supported: arch %s, release %s, %s: ", e.Key.Arch, e.Key.Release, distro)
+	if e.Reason != "" {
+		return msg + e.Reason
+	}
+	return msg + fmt.Sprintf("none of the %d embedded kernels matches", e.Embedded)
+}
+
+func (e *NotSupportedError) Unwrap() error { return ErrKernelNotSupported }
+
+// Source says where a Selection's BTF comes from.
+type Source int
+
+const (
+	// SourceKernel is the running kernel's own BTF (/sys/kernel/btf).
+	SourceKernel Source = iota + 1
+	// SourceEmbedded is BTF from the payload.
+	SourceEmbedded
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceKernel:
+		return "kernel"
+	case SourceEmbedded:
+		return "embedded"
+	}
+	return fmt.Sprintf("Source(%d)", int(s))
+}
+
+// ModuleBTF is the raw BTF of one module of an embedded entry.
+type ModuleBTF struct {
+	Name string
+	// Base is the distilled base BTF, nil when Split refers directly to
+	// the entry's vmlinux BTF.
+	Base []byte
+	// Split is the module's split BTF.
+	Split []byte
+}
+
+// RelocateFunc turns a module's split BTF, written against distilledBase,
+// into a spec over newBase (the semantics of libbpf's btf__relocate). The
+// distill package provides one.
+type RelocateFunc func(split, distilledBase []byte, newBase *btf.Spec) (*btf.Spec, error)
+
+// Selection is the BTF chosen for one kernel.
+type Selection struct {
+	Source Source
+	// Key is the embedded entry's key for SourceEmbedded, the running
+	// kernel's for SourceKernel.
+	Key Key
+	// Spec is the vmlinux BTF. For SourceEmbedded it is shared by every
+	// Selection of the same entry (btf.Spec is safe for concurrent use).
+	Spec *btf.Spec
+	// Modules holds module BTF by module name, ready for
+	// ebpf.ProgramOptions.ExtraRelocationTargets. For SourceEmbedded, a
+	// module with a distilled base is present only if a RelocateFunc was
+	// given; for SourceKernel, the kernel's BTF of every module the payload
+	// knows of for this architecture and the kernel has loaded.
+	Modules map[string]*btf.Spec
+	// ModuleBTF is the raw module BTF of an embedded entry, sorted by
+	// name; callers must not modify it.
+	ModuleBTF []ModuleBTF
+
+	root string // HostRoot of a SourceKernel selection
+}
+
+// ModuleSpecs returns Modules sorted by module name.
+func (s *Selection) ModuleSpecs() []*btf.Spec {
+	names := make([]string, 0, len(s.Modules))
+	for n := range s.Modules {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	specs := make([]*btf.Spec, len(names))
+	for i, n := range names {
+		specs[i] = s.Modules[n]
+	}
+	return specs
+}
+
+// loadModules fills Modules from ModuleBTF over Spec.
+func (s *Selection) loadModules(relocate RelocateFunc) error {
+	for _, m := range s.ModuleBTF {
+		var spec *btf.Spec
+		var err error
+		switch {
+		case m.Base == nil:
+			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), s.Spec)
+		case relocate != nil:
+			spec, err = relocate(m.Split, m.Base, s.Spec)
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("embedded BTF for %s: module %s: %w", s.Key, m.Name, err)
+		}
+		if s.Modules == nil {
+			s.Modules = map[string]*btf.Spec{}
+		}
+		s.Modules[m.Name] = spec
+	}
+	return nil
+}
+
+// SelectOptions tunes Select. A nil *SelectOptions means the defaults.
+type SelectOptions struct {
+	// ForceEmbedded skips the kernel's own BTF.
+	ForceEmbedded bool
+	// HostRoot is where the host's file system is mounted, for agents in
+	// containers ("/host"): os-release and /sys/kernel/btf are read
+	// under it. Empty means "/".
+	HostRoot string
+	// Arch, Release, Distro and Version override what uname and
+	// os-release say (tests, tooling). Setting Distro or Version skips
+	// os-release.
+	Arch, Release, Distro, Version string
+	// Relocate, if set, relocates module BTF that has a distilled base
+	// onto the selected vmlinux BTF.
+	Relocate RelocateFunc
+}
+
+// Select chooses BTF for the running kernel: the kernel's own
+// /sys/kernel/btf/vmlinux when present (unless opts.ForceEmbedded), else the
+// embedded entry for the kernel's architecture and release, disambiguated
+// by os-release ID and VERSION_ID when several distributions share the
+// release. It returns an error wrapping ErrKernelNotSupported (a
+// *NotSupportedError) when there is neither. The embedded BTF is
+// decompressed and parsed once; later calls share it.
+func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
+	if opts == nil {
+		opts = &SelectOptions{}
+	}
+	key, err := hostKey(opts)
+	if err != nil {
+		return nil, err
+	}
+	var kernelErr error
+	if !opts.ForceEmbedded {
+		sel, err := a.kernelSelection(key, opts.HostRoot)
+		if sel != nil || err == nil {
+			return sel, err
+		}
+		kernelErr = err
+	}
+	e, err := a.match(key)
+	if err != nil {
+		if kernelErr != nil {
+			return nil, errors.Join(kernelErr, err)
+		}
+		return nil, err
+	}
+	return a.selection(e, opts.Relocate)
+}
+
+// match finds the entry for key among those of its arch and release.
+func (a *Assets) match(key Key) (*assetEntry, error) {
+	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.compare)
+	hi := lo
+	for hi < len(a.entries) && a.entries[hi].key.Arch == key.Arch && a.entries[hi].key.Release == key.Release {
+		hi++
+	}
+	cands := a.entries[lo:hi]
+	switch len(cands) {
+	case 0:
+		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
+	case 1:
+		// A release string names one build; take it whatever the
+		// distribution says.
+		return &cands[0], nil
+	}
+	all := make([]*assetEntry, len(cands))
+	for i := range cands {
+		all[i] = &cands[i]
+	}
+	byDistro := filterEntries(all, func(k Key) bool { return strings.EqualFold(k.Distro, key.Distro) })
+	if len(byDistro) == 1 {
+		return byDistro[0], nil
+	}
+	if byVersion := filterEntries(byDistro, func(k Key) bool { return k.Version == key.Version }); len(byVersion) == 1 {
+		return byVersion[0], nil
+	}
+	// Several distributions ship this release with the same BTF: any will do.
+	same := true
+	for i := range cands {
+		same = same && cands[i].vmlinux == cands[0].vmlinux && slices.Equal(cands[i].modules, cands[0].modules)
+	}
+	if same {
+		return &cands[0], nil
+	}
+	var have []string
+	for i := range cands {
+		have = append(have, strings.TrimSpace(cands[i].key.Distro+" "+cands[i].key.Version))
+	}
+	return nil, &NotSupportedError{Key: key, Embedded: len(a.entries),
+		Reason: fmt.Sprintf("release is embedded for %s; os-release does not pick one", strings.Join(have, ", "))}
+}
+
+func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
+	var out []*assetEntry
+	for _, e := range es {
+		if keep(e.key) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// kernelSelection loads the kernel's own BTF, or returns nil, nil when the
+// kernel has none.
+func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
+	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
+	vmlinux := filepath.Join(dir, "vmlinux")
+	if _, err := os.Stat(vmlinux); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var spec *btf.Spec
+	var err error
+	if root == "" || root == "/" {
+		spec, err = btf.LoadKernelSpec()
+	} else {
+		spec, err = btf.LoadSpec(vmlinux)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", vmlinux, err)
+	}
+	sel := &Selection{Source: SourceKernel, Key: key, Spec: spec, root: root}
+	for _, name := range a.moduleNames(key.Arch) {
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open module BTF: %w", err)
+		}
+		mod, err := btf.LoadSplitSpecFromReader(f, spec)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		if sel.Modules == nil {
+			sel.Modules = map[string]*btf.Spec{}
+		}
+		sel.Modules[name] = mod
+	}
+	return sel, nil
+}
+
+// moduleNames lists the modules any entry of arch has, sorted.
+func (a *Assets) moduleNames(arch string) []string {
+	var names []string
+	for i := range a.entries {
+		if a.entries[i].key.Arch != arch {
+			continue
+		}
+		for _, m := range a.entries[i].modules {
+			names = append(names, a.strings[m.name])
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
