@@ -10,7 +10,9 @@
  *   task_struct (no flavour)    read through a const volatile pointer,
  *                               members of type const volatile pid_t
  *                               (typedef -> typedef -> int), a const
- *                               pointer and a const char array
+ *                               restrict pointer to a type_tag("rcu")
+ *                               struct (kernel BTF has no such tags) and
+ *                               a const char array
  *   refcount_t, atomic_t        relocations rooted at kernel typedefs (of a
  *                               named and of an anonymous struct)
  *   task_t                      a typedef only this object has: reads
@@ -52,7 +54,7 @@ typedef struct task_struct task_t;
 
 struct task_struct {
 	const volatile pid_t tgid;
-	struct task_struct *const real_parent;
+	struct task_struct __attribute__((btf_type_tag("rcu"))) *const restrict real_parent;
 	const char comm[16];
 	refcount_t usage;
 } __core;
