@@ -1,12 +1,14 @@
 package corereloc
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +19,7 @@ import (
 type Relocation struct {
 	Object   string        // path of the object, as given to Load
 	Section  string        // ELF section of the instruction ("kprobe/do_exit", ".text")
+	Program  string        // function symbol holding the instruction, "" if none
 	InsnOff  uint32        // byte offset of the instruction in Section
 	TypeID   rawbtf.TypeID // local type, an ID in the object's .BTF
 	TypeName string        // name of the local type ("task_struct___old")
@@ -27,11 +30,12 @@ type Relocation struct {
 }
 
 func (r *Relocation) String() string {
-	return fmt.Sprintf("%s %s+%d %s %s %s", r.Object, r.Section, r.InsnOff, r.Kind, r.TypeName, r.Access)
+	return fmt.Sprintf("%s %s+%d (%s) %s %s %s", r.Object, r.Section, r.InsnOff, r.Program, r.Kind, r.TypeName, r.Access)
 }
 
 // Object is a BPF ELF object's byte order, its BTF and its CO-RE
-// relocations, in the order of .BTF.ext.
+// relocations, section by section as in .BTF.ext, by instruction offset
+// within a section.
 type Object struct {
 	Path        string
 	ByteOrder   binary.ByteOrder
@@ -114,7 +118,51 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF.ext: %w", err)
 	}
+	funcs, err := functions(f)
+	if err != nil {
+		return nil, err
+	}
+	for i := range obj.Relocations {
+		r := &obj.Relocations[i]
+		syms := funcs[r.Section]
+		// The last function starting at or before the instruction.
+		j, found := slices.BinarySearchFunc(syms, r.InsnOff, func(s funcSym, off uint32) int { return cmp.Compare(s.off, off) })
+		if !found {
+			j--
+		}
+		if j >= 0 {
+			r.Program = syms[j].name
+		}
+	}
 	return obj, nil
+}
+
+type funcSym struct {
+	off  uint32
+	name string
+}
+
+// functions lists the function symbols of each section by offset.
+func functions(f *elf.File) (map[string][]funcSym, error) {
+	syms, err := f.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("symbols: %w", err)
+	}
+	out := make(map[string][]funcSym)
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || int(s.Section) >= len(f.Sections) || s.Section == elf.SHN_UNDEF {
+			continue
+		}
+		sec := f.Sections[s.Section].Name
+		out[sec] = append(out[sec], funcSym{uint32(s.Value), s.Name})
+	}
+	for _, fs := range out {
+		slices.SortFunc(fs, func(a, b funcSym) int { return cmp.Compare(a.off, b.off) })
+	}
+	return out, nil
 }
 
 // sectionData returns the contents of the named section, nil if absent.
@@ -199,6 +247,7 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 		if n*coreReloSize > uint64(len(sub)-p) {
 			return nil, fmt.Errorf("offset %d: section %s: %d records: %w", pos(p), secName, n, io.ErrUnexpectedEOF)
 		}
+		first := len(relos)
 		for range n {
 			r, err := parseRelo(name, secName, sub[p:p+coreReloSize], bo, spec)
 			if err != nil {
@@ -207,6 +256,8 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 			relos = append(relos, r)
 			p += coreReloSize
 		}
+		// clang does not write them in instruction order.
+		slices.SortStableFunc(relos[first:], func(a, b Relocation) int { return cmp.Compare(a.InsnOff, b.InsnOff) })
 	}
 	return relos, nil
 }
@@ -258,4 +309,3 @@ func parseAccessor(s string) ([]int, error) {
 	}
 	return acc, nil
 }
-

@@ -24,8 +24,8 @@ const (
 	// Ambiguous: candidates with the same score disagree. cilium/ebpf
 	// refuses to load the program (libbpf and bpftool too).
 	Ambiguous
-	// Failed: computing the relocation is an error, so cilium/ebpf refuses
-	// to load the program.
+	// Failed: computing the relocation, or another one of the same
+	// program, is an error, so cilium/ebpf refuses to load the program.
 	Failed
 )
 
@@ -69,6 +69,17 @@ type Result struct {
 	Outcomes [][]Outcome
 
 	marks marks
+	// pending are candidates' type mismatches whose log was not merged:
+	// Minimize checks they still fail on the minimized BTF.
+	pending []pending
+}
+
+// pending is a relocation that does not fit a kept candidate, with what
+// the computation read.
+type pending struct {
+	ref  reloRef
+	cand key
+	log  []touch
 }
 
 // KernelTypeIDs lists the relocations that resolve to a type ID of the
@@ -163,6 +174,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
+			var fails []pending
 			for k, ref := range refs {
 				r := &objs[ref.obj].Relocations[ref.idx]
 				w.local = objs[ref.obj].BTF
@@ -180,17 +192,46 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				case r.Kind == TypeExists || r.Kind == TypeSize || r.Kind == TypeIDTarget || r.Kind == TypeMatches:
 					// A kept pointer whose target is dropped points to
 					// void, which could turn a type mismatch behind it
-					// into a match: keep what the mismatch was found on.
-					logs = append(logs, w.log...)
+					// into a match: Minimize checks.
+					fails = append(fails, pending{ref, c, slices.Clone(w.log)})
 				}
 			}
 			if keep {
 				res.marks.merge(logs)
+				res.pending = append(res.pending, fails...)
 			}
 		}
 		res.score(refs, cands, table)
 	}
+	res.failPrograms()
 	return res, nil
+}
+
+// failPrograms marks Failed every relocation of a program in which one
+// relocation is Ambiguous or Failed: cilium/ebpf relocates a program in
+// one call, which fails as a whole.
+func (res *Result) failPrograms() {
+	type prog struct {
+		obj              int
+		section, program string
+	}
+	bad := make(map[prog]error)
+	for i, obj := range res.Objects {
+		for j, o := range res.Outcomes[i] {
+			r := &obj.Relocations[j]
+			if p := (prog{i, r.Section, r.Program}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
+				bad[p] = o.Err
+			}
+		}
+	}
+	for i, obj := range res.Objects {
+		for j := range res.Outcomes[i] {
+			r, o := &obj.Relocations[j], &res.Outcomes[i][j]
+			if err := bad[prog{i, r.Section, r.Program}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
+				*o = Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", r.Program, err)}
+			}
+		}
+	}
 }
 
 // candidates lists the target types whose essential name is name, in
@@ -210,19 +251,21 @@ func candidates(targets []*rawbtf.Spec, name string) []key {
 
 // score picks, for each group of relocations cilium/ebpf resolves
 // together, the candidate with the fewest misses (coreCalculateFixups).
-// cilium/ebpf groups by local type within one program; a program is the
-// ELF section here, together with the subprograms it calls there.
+// cilium/ebpf groups by local type within one program, after linking the
+// subprograms it calls into it; here a group is one function's
+// relocations, subprograms on their own.
 func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 	type groupKey struct {
 		obj     int
 		section string
+		program string
 		typ     rawbtf.TypeID
 	}
 	groups := make(map[groupKey][]int)
 	var order []groupKey
 	for k, ref := range refs {
 		r := &res.Objects[ref.obj].Relocations[ref.idx]
-		g := groupKey{ref.obj, r.Section, r.TypeID}
+		g := groupKey{ref.obj, r.Section, r.Program, r.TypeID}
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}

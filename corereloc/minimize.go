@@ -18,54 +18,112 @@ import (
 // at their original bit offsets and bitfield sizes; enums keep their size
 // and signedness and only the enumerators relied on. A pointer or
 // prototype parameter whose target is not kept points to void.
+//
+// A relocation that does not fit a kept candidate must not fit it in the
+// minimized BTF either. For field and enumerator kinds that holds by
+// construction; a type mismatch found behind a pointer could vanish when
+// the pointer is made to point to void, so Minimize computes those again
+// on its output and keeps what they read where the result would change.
 func Minimize(res *Result) (vmlinux []byte, modules [][]byte, err error) {
+	done := make([]bool, len(res.pending))
+	var extra []touch
+	for {
+		out, err := build(res, extra)
+		if err != nil {
+			return nil, nil, err
+		}
+		changed := false
+		for i, p := range res.pending {
+			if done[i] {
+				continue
+			}
+			fits, err := out.fits(res, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if fits {
+				done[i], changed = true, true
+				extra = append(extra, p.log...)
+			}
+		}
+		if !changed {
+			return out.blobs[0], out.blobs[1:], nil
+		}
+	}
+}
+
+// minimized is one output of build.
+type minimized struct {
+	blobs  [][]byte // vmlinux, then modules
+	specs  []*rawbtf.Spec
+	newIDs []map[rawbtf.TypeID]rawbtf.TypeID // per target: old ID -> new ID
+}
+
+// fits computes a pending relocation on the minimized BTF and reports
+// whether the candidate fits now (or errors), unlike on the full BTF.
+func (out *minimized) fits(res *Result, p pending) (bool, error) {
+	obj := res.Objects[p.ref.obj]
+	w := &walker{local: obj.BTF, targets: out.specs}
+	id, ok := out.newIDs[p.cand.spec][p.cand.id]
+	if !ok {
+		return false, fmt.Errorf("candidate %d of target %d not kept", p.cand.id, p.cand.spec)
+	}
+	cand, err := w.typ(p.cand.spec, id)
+	if err != nil {
+		return false, err
+	}
+	f, err := w.calcFixup(&obj.Relocations[p.ref.idx], res.Targets[0].ByteOrder(), cand)
+	return err != nil || !f.failed(), nil
+}
+
+// build encodes the marks of res plus extra.
+func build(res *Result, extra []touch) (*minimized, error) {
 	m := make(marks, len(res.marks))
 	for k, tm := range res.marks {
 		cp := *tm
 		cp.parts = maps.Clone(tm.parts)
 		m[k] = &cp
 	}
+	m.merge(extra)
 	if err := m.close(res.Targets); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 
-	perSpec := make([][]rawbtf.TypeID, len(res.Targets))
+	n := len(res.Targets)
+	perSpec := make([][]rawbtf.TypeID, n)
 	for k := range m {
 		perSpec[k.spec] = append(perSpec[k.spec], k.id)
 	}
-	newIDs := make([]map[rawbtf.TypeID]rawbtf.TypeID, len(res.Targets))
-	for i, ids := range perSpec {
-		slices.SortFunc(ids, cmp.Compare)
-		newIDs[i] = make(map[rawbtf.TypeID]rawbtf.TypeID, len(ids))
+	out := &minimized{
+		blobs:  make([][]byte, n),
+		specs:  make([]*rawbtf.Spec, n),
+		newIDs: make([]map[rawbtf.TypeID]rawbtf.TypeID, n),
 	}
 	bo := res.Targets[0].ByteOrder()
-
-	// vmlinux first: the modules' blobs are split over it.
-	for id, old := range perSpec[0] {
-		newIDs[0][old] = rawbtf.TypeID(id + 1)
-	}
-	vmlinux, err = encode(rawbtf.NewEncoder(bo, nil), res.Targets, 0, perSpec[0], m, newIDs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("vmlinux: %w", err)
-	}
-	if len(res.Targets) == 1 {
-		return vmlinux, nil, nil
-	}
-	base, err := rawbtf.Parse(vmlinux, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("minimized vmlinux: %w", err)
-	}
-	for i := 1; i < len(res.Targets); i++ {
-		for id, old := range perSpec[i] {
-			newIDs[i][old] = base.NextID() + rawbtf.TypeID(id)
+	for i, ids := range perSpec {
+		slices.SortFunc(ids, cmp.Compare)
+		var base *rawbtf.Spec
+		first := rawbtf.TypeID(1)
+		if i > 0 {
+			// Modules are split over the minimized vmlinux.
+			base = out.specs[0]
+			first = base.NextID()
 		}
-		blob, err := encode(rawbtf.NewEncoder(bo, base), res.Targets, i, perSpec[i], m, newIDs)
+		out.newIDs[i] = make(map[rawbtf.TypeID]rawbtf.TypeID, len(ids))
+		for j, old := range ids {
+			out.newIDs[i][old] = first + rawbtf.TypeID(j)
+		}
+		blob, err := encode(rawbtf.NewEncoder(bo, base), res.Targets, i, ids, m, out.newIDs)
 		if err != nil {
-			return nil, nil, fmt.Errorf("module %d: %w", i, err)
+			return nil, fmt.Errorf("target %d: %w", i, err)
 		}
-		modules = append(modules, blob)
+		spec, err := rawbtf.Parse(blob, base)
+		if err != nil {
+			return nil, fmt.Errorf("target %d: minimized BTF: %w", i, err)
+		}
+		out.blobs[i], out.specs[i] = blob, spec
 	}
-	return vmlinux, modules, nil
+	return out, nil
 }
 
 // encode adds the kept types ids of target spec, in order, to enc.
@@ -91,8 +149,7 @@ func encode(enc *rawbtf.Encoder, targets []*rawbtf.Spec, spec int, ids []rawbtf.
 			r.Values = keep(r.Values, parts)
 		case rawbtf.KindDatasec:
 			r.Vars = slices.DeleteFunc(r.Vars, func(v rawbtf.VarSecinfo) bool {
-				_, ok := newIDs[spec][v.Type]
-				return !ok
+				return remap(v.Type) == 0
 			})
 		}
 		r.MapRefs(remap)
