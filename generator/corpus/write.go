@@ -135,4 +135,3 @@ func writeModules(dir string, mods []Module) (err error) {
 	}
 	return nil
 }
-

@@ -1,0 +1,156 @@
+package corpus
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFindImageBTFSynthetic(t *testing.T) {
+	btf := smallBTF(t)
+	x86 := vmlinuxELF(t, elf.EM_X86_64)
+	arm := vmlinuxELF(t, elf.EM_AARCH64)
+	flatArm := make([]byte, 4096)
+	copy(flatArm[56:], "ARM\x64")
+	flatArm = append(append(flatArm, testBanner...), btf...)
+	flatArm = append(flatArm, make([]byte, 100)...)
+
+	type tc struct {
+		name  string
+		image []byte
+		arch  string
+	}
+	tests := []tc{
+		{"ELF x86_64", x86, "x86_64"},
+		{"ELF arm64", arm, "arm64"},
+		{"raw BTF", btf, ""},
+		{"arm64 Image", flatArm, "arm64"},
+		{"arm64 Image.gz", compressors[formatGzip](t, flatArm), "arm64"},
+		{"zboot gzip", makeZboot(compressors[formatGzip](t, flatArm), "gzip"), "arm64"},
+		{"zboot zstd", makeZboot(withSize(compressors[formatZstd](t, flatArm), len(flatArm)), "zstd22"), "arm64"},
+		{"btf.xz", compressors[formatXZ](t, btf), ""},
+	}
+	for _, format := range []string{formatGzip, formatXZ, formatLZMA, formatZstd, formatLZ4Legacy, formatBzip2} {
+		tests = append(tests, tc{"bzImage " + format, nil, "x86_64"})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			image := tt.image
+			if format, ok := strings.CutPrefix(tt.name, "bzImage "); ok {
+				payload := compressors[format](t, x86)
+				if format != formatGzip {
+					payload = withSize(payload, len(x86))
+				}
+				image = makeBzImage(payload)
+			}
+			img, err := findImageBTF(image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(img.BTF, btf) {
+				t.Errorf("BTF differs")
+			}
+			if img.Arch != tt.arch {
+				t.Errorf("arch %q, want %q", img.Arch, tt.arch)
+			}
+			if tt.arch != "" && img.Banner != (bannerInfo{"6.99.0-7-test", "debian", "12"}) {
+				t.Errorf("banner %+v", img.Banner)
+			}
+		})
+	}
+}
+
+func TestFindImageBTFErrors(t *testing.T) {
+	btf := smallBTF(t)
+	noBTF := makeELF(elf.EM_X86_64, elfSec{".rodata", []byte(testBanner)})
+	lzo := makeBzImage(withSize([]byte("\x89LZO\x00\r\n\x1a\n rest of an lzop stream"), 100))
+	badPayload := makeBzImage([]byte("not compressed at all"))
+	outside := makeBzImage(compressors[formatGzip](t, noBTF))
+	outside = outside[:len(outside)-10]
+	tests := []struct {
+		name  string
+		image []byte
+		is    error
+		want  string
+	}{
+		{"ELF without .BTF", noBTF, ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
+		{"bzImage without BTF", makeBzImage(compressors[formatGzip](t, noBTF)), ErrNoBTF, "bzImage payload (gzip)"},
+		{"flat image without BTF", append(make([]byte, 4096), testBanner...), ErrUnknownFormat, ""},
+		{"arm64 Image without BTF", func() []byte { b := make([]byte, 4096); copy(b[56:], "ARM\x64"); return b }(), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
+		{"lzo payload", lzo, nil, "lzo: not supported"},
+		{"unknown payload", badPayload, ErrUnknownFormat, "bzImage payload compression"},
+		{"payload outside file", outside, nil, "outside the"},
+		{"truncated xz", compressors[formatXZ](t, btf)[:40], nil, "xz"},
+		{"raw BTF with trailing bytes", append(bytes.Clone(btf), 1, 2, 3), nil, "3 bytes after the BTF blob"},
+		{"truncated raw BTF", btf[:len(btf)-1], nil, "not BTF"},
+		{"empty", nil, ErrUnknownFormat, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := findImageBTF(tt.image)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %q does not wrap %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFindImageBTFReal extracts the BTF of each Debian image in the shared
+// corpus (xz, lz4 and zstd bzImages, a flat arm64 Image) and compares it
+// with the BTFHub archive of the same release.
+func TestFindImageBTFReal(t *testing.T) {
+	dir := sharedCorpus(t)
+	for _, tk := range testKernels {
+		t.Run(tk.key.Release, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "images", "vmlinuz-"+tk.key.Release))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := findImageBTF(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(img.BTF, hubBTF(t, tk.key)) {
+				t.Errorf("BTF (%d bytes) differs from the BTFHub archive's", len(img.BTF))
+			}
+			got := completeKey(Key{}, img)
+			if got != tk.key {
+				t.Errorf("key %v, want %v", got, tk.key)
+			}
+		})
+	}
+}
+
+func TestParseBanner(t *testing.T) {
+	tests := []struct {
+		line string
+		want bannerInfo
+	}{
+		{"6.1.0-57-arm64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP Debian 6.1.192-3 (2026-11-26)",
+			bannerInfo{"6.1.0-57-arm64", "debian", "12"}},
+		{"5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023",
+			bannerInfo{"5.15.0-91-generic", "ubuntu", "22.04"}},
+		{"5.14.0-362.8.1.el9_3.x86_64 (mockbuild@x86-vm-07.build.eng.bos.redhat.com) (gcc (GCC) 11.4.1 20230605 (Red Hat 11.4.1-2)) #1 SMP PREEMPT_DYNAMIC",
+			bannerInfo{"5.14.0-362.8.1.el9_3.x86_64", "centos", "9"}},
+		{"6.5.6-300.fc39.x86_64 (mockbuild@) (gcc (GCC) 13.2.1) #1 SMP", bannerInfo{"6.5.6-300.fc39.x86_64", "fedora", "39"}},
+		{"6.7.0 (me@host) (gcc 13) #1 SMP", bannerInfo{Release: "6.7.0"}},
+	}
+	for _, tt := range tests {
+		if got := parseBanner(tt.line); got != tt.want {
+			t.Errorf("parseBanner(%.30q...) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+	if _, ok := findBanner([]byte("printk(\"Linux version %s\")")); ok {
+		t.Error("format string taken for a banner")
+	}
+}

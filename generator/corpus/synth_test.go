@@ -1,0 +1,184 @@
+package corpus
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os/exec"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	uxz "github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
+)
+
+// The real images cover xz, lz4, zstd and flat payloads; these synthetic
+// ones cover the other containers and compressions the kernel build makes,
+// around a small BTF blob made with rawbtf's encoder.
+
+// smallBTF is standalone BTF with an int and a struct using it.
+func smallBTF(tb testing.TB) []byte {
+	tb.Helper()
+	enc := rawbtf.NewEncoder(binary.LittleEndian, nil)
+	intID, err := enc.Add(rawbtf.Record{Kind: rawbtf.KindInt, Name: "int", SizeType: 4, Int: rawbtf.IntEnc{Encoding: rawbtf.IntSigned, Bits: 32}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := enc.Add(rawbtf.Record{Kind: rawbtf.KindStruct, Name: "task_struct", SizeType: 4,
+		Members: []rawbtf.Member{{Name: "pid", Type: intID}}}); err != nil {
+		tb.Fatal(err)
+	}
+	return enc.Bytes()
+}
+
+// testBanner is the banner synthetic kernels carry.
+const testBanner = "Linux version 6.99.0-7-test (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0) #1 SMP\n\x00"
+
+// makeELF builds a little-endian ELF64 file with the given sections, in
+// order, after the null section and before .shstrtab.
+func makeELF(machine elf.Machine, sections ...elfSec) []byte {
+	shstr := []byte{0}
+	var body bytes.Buffer
+	const ehsize = 64
+	type placed struct {
+		name, off, size uint64
+	}
+	var pl []placed
+	for _, s := range sections {
+		pl = append(pl, placed{uint64(len(shstr)), uint64(ehsize + body.Len()), uint64(len(s.data))})
+		shstr = append(append(shstr, s.name...), 0)
+		body.Write(s.data)
+	}
+	shstrName := uint64(len(shstr))
+	shstr = append(append(shstr, ".shstrtab"...), 0)
+	shstrOff := uint64(ehsize + body.Len())
+	body.Write(shstr)
+	for body.Len()%8 != 0 {
+		body.WriteByte(0)
+	}
+	shoff := uint64(ehsize + body.Len())
+
+	var out bytes.Buffer
+	h := elf.Header64{
+		Type: uint16(elf.ET_EXEC), Machine: uint16(machine), Version: 1,
+		Shoff: shoff, Ehsize: ehsize, Shentsize: 64,
+		Shnum: uint16(len(sections) + 2), Shstrndx: uint16(len(sections) + 1),
+	}
+	copy(h.Ident[:], elf.ELFMAG)
+	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), 1
+	binary.Write(&out, binary.LittleEndian, h)
+	out.Write(body.Bytes())
+	binary.Write(&out, binary.LittleEndian, elf.Section64{})
+	for _, p := range pl {
+		binary.Write(&out, binary.LittleEndian, elf.Section64{Name: uint32(p.name), Type: uint32(elf.SHT_PROGBITS), Off: p.off, Size: p.size, Addralign: 1})
+	}
+	binary.Write(&out, binary.LittleEndian, elf.Section64{Name: uint32(shstrName), Type: uint32(elf.SHT_STRTAB), Off: shstrOff, Size: uint64(len(shstr)), Addralign: 1})
+	return out.Bytes()
+}
+
+type elfSec struct {
+	name string
+	data []byte
+}
+
+// vmlinuxELF is a synthetic vmlinux: a banner in .rodata and the BTF.
+func vmlinuxELF(tb testing.TB, machine elf.Machine) []byte {
+	return makeELF(machine, elfSec{".rodata", []byte(testBanner)}, elfSec{".BTF", smallBTF(tb)})
+}
+
+// makeBzImage wraps a payload in an x86 boot sector and setup header the
+// way arch/x86/boot/tools/build.c lays them out (one setup sector).
+func makeBzImage(payload []byte) []byte {
+	img := make([]byte, 2*512, 2*512+len(payload))
+	img[bzSetupSects] = 1
+	binary.LittleEndian.PutUint16(img[bzBootFlag:], 0xaa55)
+	copy(img[bzHeaderMagic:], "HdrS")
+	binary.LittleEndian.PutUint16(img[bzVersion:], 0x20f)
+	binary.LittleEndian.PutUint32(img[bzPayloadOffset:], 0)
+	binary.LittleEndian.PutUint32(img[bzPayloadLength:], uint32(len(payload)))
+	return append(img, payload...)
+}
+
+// makeZboot wraps a payload in an EFI zboot header.
+func makeZboot(payload []byte, comp string) []byte {
+	img := make([]byte, 64, 64+len(payload))
+	copy(img, "MZ")
+	copy(img[4:], "zimg")
+	binary.LittleEndian.PutUint32(img[8:], 64)
+	binary.LittleEndian.PutUint32(img[12:], uint32(len(payload)))
+	copy(img[24:], comp)
+	return append(img, payload...)
+}
+
+// withSize appends the uncompressed size as the kernel's size_append does.
+func withSize(compressed []byte, size int) []byte {
+	return binary.LittleEndian.AppendUint32(compressed, uint32(size))
+}
+
+// compressors make every payload compression the kernel build knows.
+var compressors = map[string]func(tb testing.TB, data []byte) []byte{
+	formatGzip: func(tb testing.TB, data []byte) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write(data)
+		w.Close()
+		return b.Bytes()
+	},
+	formatXZ: func(tb testing.TB, data []byte) []byte {
+		var b bytes.Buffer
+		w, err := uxz.NewWriter(&b)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w.Write(data)
+		w.Close()
+		return b.Bytes()
+	},
+	formatLZMA: func(tb testing.TB, data []byte) []byte {
+		var b bytes.Buffer
+		w, err := lzma.WriterConfig{DictCap: 1 << 20, EOSMarker: true, SizeInHeader: false}.NewWriter(&b)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w.Write(data)
+		w.Close()
+		return b.Bytes()
+	},
+	formatZstd: func(tb testing.TB, data []byte) []byte {
+		enc, err := zstd.NewWriter(nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return enc.EncodeAll(data, nil)
+	},
+	formatLZ4Legacy: func(tb testing.TB, data []byte) []byte {
+		out := []byte{0x02, 0x21, 0x4c, 0x18}
+		for len(data) > 0 {
+			chunk := data[:min(len(data), lz4LegacyBlock)]
+			data = data[len(chunk):]
+			buf := make([]byte, lz4.CompressBlockBound(len(chunk)))
+			n, err := lz4.CompressBlock(chunk, buf, nil)
+			if err != nil || n == 0 {
+				tb.Fatalf("lz4: %v (%d bytes)", err, n)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(n))
+			out = append(out, buf[:n]...)
+		}
+		return out
+	},
+	formatBzip2: func(tb testing.TB, data []byte) []byte {
+		if _, err := exec.LookPath("bzip2"); err != nil {
+			tb.Skip("bzip2 command not installed (Go has no bzip2 encoder)")
+		}
+		cmd := exec.Command("bzip2", "-9", "-c")
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.Output()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return out
+	},
+}
