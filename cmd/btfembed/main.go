@@ -60,5 +60,5 @@ func run(stdout, stderr io.Writer, args []string) error {
 			return err
 		}
 	}
-	return fmt.Errorf("generate is not built yet: %w", errUsage)
+	return runGenerate(stdout, stderr, args)
 }

@@ -1,0 +1,26 @@
+// Package generator is the main job of btfembed: it streams a kernel BTF
+// corpus, computes for every kernel the minimal BTF that a set of CO-RE
+// BPF objects needs, proves each result with cilium/ebpf's own relocation
+// code, and emits Go source that embeds the results.
+//
+// Per kernel, in parallel (Args.Workers):
+//
+//  1. the kernel's vmlinux BTF and module BTF are parsed lazily
+//     (internal/rawbtf) and every relocation of every object is matched
+//     against them (corereloc.Match), vmlinux first, then modules;
+//  2. the union of what the relocations relied on is written as minimized
+//     vmlinux BTF plus minimized module split BTF over it
+//     (corereloc.Minimize), so module type IDs stay consistent;
+//  3. module parts are distilled (distill.Distill) so that one blob serves
+//     any vmlinux it relocates onto at run time;
+//  4. the oracle runs: for every program of every object, cilium/ebpf's
+//     btf.CORERelocate against the minimized BTF (modules relocated from
+//     their distilled form, as the runtime will) must give the fixups it
+//     gives against the full BTF. A difference is a bug in btfembed and
+//     fails the run.
+//
+// The results are sorted by kernel key and written through the runtime
+// package's encoder, which owns the payload format, then wrapped in Go
+// source by Emit. The same inputs give the same bytes whatever the number
+// of workers.
+package generator

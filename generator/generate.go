@@ -1,0 +1,183 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	btfruntime "github.com/btfembed/btfembed/runtime"
+)
+
+// Args configures Generate.
+type Args struct {
+	// Objects are the BPF ELF objects whose relocations must resolve.
+	Objects []string
+	// Corpus are the roots to read kernels from (see package corpus).
+	Corpus []string
+	// Arch keeps only kernels of these architectures; empty keeps all.
+	Arch []string
+	// Kernels keeps only releases matching this path.Match pattern.
+	Kernels string
+	// Workers is how many kernels are processed at once; 0 means one per
+	// CPU.
+	Workers int
+	// Strict turns a corpus entry that cannot be read into a failure of
+	// the run instead of a skipped kernel.
+	Strict bool
+	// Progress receives progress while kernels are processed; nil for
+	// none.
+	Progress Progress
+}
+
+// Result is the output of Generate.
+type Result struct {
+	// Payload is the embedded format (package runtime) holding every
+	// kernel's entry.
+	Payload []byte
+	Report  *Report
+}
+
+// ErrNoKernels is returned when the corpus yields no usable kernel.
+var ErrNoKernels = errors.New("no kernels")
+
+// Generate processes every kernel of the corpus and returns the payload to
+// embed and the report. A kernel whose minimized BTF fails verification
+// fails the run; a corpus entry that cannot be read is reported and
+// skipped, unless Args.Strict.
+func Generate(ctx context.Context, args *Args) (*Result, error) {
+	start := time.Now()
+	if len(args.Objects) == 0 {
+		return nil, errors.New("no BPF objects given")
+	}
+	if len(args.Corpus) == 0 {
+		return nil, errors.New("no corpus given")
+	}
+	objs, err := loadObjects(args.Objects)
+	if err != nil {
+		return nil, err
+	}
+	workers := args.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	progress := args.Progress
+	if progress == nil {
+		progress = noProgress{}
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	jobs := make(chan *corpus.Kernel)
+	var (
+		mu      sync.Mutex
+		results []*kernelResult
+		skipped []Skipped
+		wg      sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for k := range jobs {
+				kr, err := objs.process(k)
+				if err != nil {
+					cancel(fmt.Errorf("kernel %s (%s): %w", k.Key, k.Path, err))
+					progress.Done(k.Key.String(), err)
+					continue
+				}
+				mu.Lock()
+				results = append(results, kr)
+				mu.Unlock()
+				progress.Done(k.Key.String(), nil)
+			}
+		})
+	}
+
+	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels}
+	var readErr error
+	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
+		if err != nil {
+			var ke *corpus.KernelError
+			if errors.As(err, &ke) && !args.Strict {
+				skipped = append(skipped, Skipped{Path: ke.Path, Error: ke.Err.Error()})
+				progress.Skipped(ke.Path, ke.Err)
+				continue
+			}
+			readErr = err
+			break
+		}
+		progress.Started(k.Key.String())
+		select {
+		case jobs <- k:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
+	}
+
+	slices.SortFunc(results, func(a, b *kernelResult) int { return compareKeys(a.entry.Key, b.entry.Key) })
+	for i := 1; i < len(results); i++ {
+		if results[i].entry.Key == results[i-1].entry.Key {
+			return nil, fmt.Errorf("kernel %s found twice: %s and %s",
+				results[i].entry.Key, results[i-1].report.Path, results[i].report.Path)
+		}
+	}
+	entries := make([]btfruntime.Entry, len(results))
+	report := &Report{Objects: args.Objects, Skipped: skipped}
+	blobs := map[string]bool{}
+	for i, r := range results {
+		entries[i] = r.entry
+		report.Kernels = append(report.Kernels, r.report)
+		blobs[string(r.entry.VMLinux)] = true
+	}
+	var payload bytes.Buffer
+	if err := btfruntime.Encode(&payload, entries, nil); err != nil {
+		return nil, fmt.Errorf("encode payload: %w", err)
+	}
+	report.Blobs = len(blobs)
+	report.PayloadBytes = payload.Len()
+	report.Duration = time.Since(start)
+	return &Result{Payload: payload.Bytes(), Report: report}, nil
+}
+
+func compareKeys(a, b btfruntime.Key) int {
+	for _, p := range [][2]string{{a.Arch, b.Arch}, {a.Release, b.Release}, {a.Distro, b.Distro}, {a.Version, b.Version}} {
+		if p[0] != p[1] {
+			if p[0] < p[1] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// Progress is told about each kernel as the run goes.
+type Progress interface {
+	Started(kernel string)
+	Done(kernel string, err error)
+	Skipped(path string, err error)
+}
+
+type noProgress struct{}
+
+func (noProgress) Started(string)        {}
+func (noProgress) Done(string, error)    {}
+func (noProgress) Skipped(string, error) {}

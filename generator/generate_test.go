@@ -1,0 +1,191 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/runtime"
+)
+
+func testObjects(t testing.TB) []string {
+	t.Helper()
+	objs, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*-el.o"))
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("no testdata objects: %v", err)
+	}
+	return objs
+}
+
+func testCorpus() []string { return []string{filepath.Join(kerneltest.Dir(), "btfhub")} }
+
+var generateOnce = sync.OnceValues(func() (*Result, error) {
+	objs, _ := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*-el.o"))
+	return Generate(context.Background(), &Args{Objects: objs, Corpus: testCorpus()})
+})
+
+func generated(t *testing.T) *Result {
+	t.Helper()
+	res, err := generateOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestGenerateRoundTrip runs the main job on the testdata corpus and then
+// checks, independently of Generate's own verification, that what the
+// runtime decodes from the payload relocates every program like the full
+// kernel BTF does.
+func TestGenerateRoundTrip(t *testing.T) {
+	res := generated(t)
+	assets, err := runtime.Open(res.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := kerneltest.Corpus(t)
+	if got := len(assets.Kernels()); got != len(kernels) {
+		t.Fatalf("payload has %d kernels, testdata %d", got, len(kernels))
+	}
+	objs := testObjects(t)
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			sel, err := assets.Lookup(runtime.Key{Arch: k.Arch, Release: k.Release, Distro: "debian", Version: "12"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := corereloc.Verify(objs, []*btf.Spec{full}, []*btf.Spec{sel.Spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				t.Error(m)
+			}
+		})
+	}
+	if len(res.Report.Kernels) != len(kernels) || res.Report.PayloadBytes != len(res.Payload) {
+		t.Fatalf("report: %d kernels, %d payload bytes; want %d, %d",
+			len(res.Report.Kernels), res.Report.PayloadBytes, len(kernels), len(res.Payload))
+	}
+}
+
+// TestGenerateDeterministic: the payload does not depend on the number of
+// workers or on the order the objects are given in.
+func TestGenerateDeterministic(t *testing.T) {
+	want := generated(t).Payload
+	objs := testObjects(t)
+	slices.Reverse(objs)
+	res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testCorpus(), Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Payload, want) {
+		t.Fatal("payload differs between 1 worker, objects reversed, and the default")
+	}
+}
+
+// TestGenerateReport checks coverage facts that follow from kernel history:
+// task_struct's "state" became "__state" in 5.14, so the flavour reading
+// task_struct___old.state is poisoned on every (6.x) testdata kernel, while
+// task_struct.pid resolves everywhere.
+func TestGenerateReport(t *testing.T) {
+	r := generated(t).Report
+	for _, k := range r.Kernels {
+		var old, pid bool
+		for _, u := range k.Unresolved {
+			if u.Type == "task_struct___old" && u.Kind == "byte_off" {
+				old = u.Status == "poisoned"
+			}
+			if u.Type == "task_struct" && u.Access == "0:0" {
+				pid = true
+			}
+		}
+		if !old {
+			t.Errorf("%s: task_struct___old byte_off not reported poisoned", k.key())
+		}
+		if pid {
+			t.Errorf("%s: a task_struct relocation at 0:0 reported unresolved", k.key())
+		}
+		if len(k.KernelTypeIDs) == 0 {
+			t.Errorf("%s: types-el.o's bpf_core_type_id_kernel not reported", k.key())
+		}
+	}
+	var table bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"debian/12/x86_64/6.12.118+deb12-amd64", "task_struct___old", "bpf_core_type_id_kernel"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+}
+
+// TestVerifyCatchesWrongBTF feeds the oracle a kernel's entry computed for
+// another kernel: offsets differ, so it must fail with ErrVerify.
+func TestVerifyCatchesWrongBTF(t *testing.T) {
+	objs, err := loadObjects(testObjects(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k61 := kerneltest.ByName(t, "6.1.0-47-amd64")
+	k612 := kerneltest.ByName(t, "6.12.118+deb12-amd64")
+	other, err := objs.process(&corpus.Kernel{VMLinux: k612.BTF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = objs.verify(&corpus.Kernel{VMLinux: k61.BTF}, nil, &other.entry)
+	if !errors.Is(err, ErrVerify) {
+		t.Fatalf("verify of 6.12's BTF against 6.1: %v, want ErrVerify", err)
+	}
+}
+
+// TestGenerateSkipsBadKernels: an unreadable archive is reported and
+// skipped, and fails the run under Strict.
+func TestGenerateSkipsBadKernels(t *testing.T) {
+	dir := t.TempDir()
+	good := kerneltest.Corpus(t)[0]
+	src := filepath.Join(kerneltest.Dir(), "btfhub", good.Name+".btf.tar.xz")
+	dst := filepath.Join(dir, good.Name+".btf.tar.xz")
+	bad := filepath.Join(filepath.Dir(dst), "9.9.9-broken.btf.tar.xz")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := testObjects(t)[:1]
+
+	res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Kernels) != 1 || len(res.Report.Skipped) != 1 || res.Report.Skipped[0].Path != bad {
+		t.Fatalf("kernels %d, skipped %+v; want 1 kernel and %s skipped", len(res.Report.Kernels), res.Report.Skipped, bad)
+	}
+	if _, err := Generate(context.Background(), &Args{Objects: objs, Corpus: []string{dir}, Strict: true}); err == nil || !strings.Contains(err.Error(), "9.9.9-broken") {
+		t.Fatalf("strict: %v, want an error naming the broken archive", err)
+	}
+}

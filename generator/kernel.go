@@ -1,0 +1,206 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime"
+)
+
+// objects holds what every kernel is processed against, loaded once and
+// shared read-only by the workers.
+type objects struct {
+	names []string               // the objects as the user named them
+	relos []*corereloc.Object    // relocations, for matching
+	colls []*ebpf.CollectionSpec // programs, for the oracle
+	local []string               // essential names of every relocated local type
+}
+
+func loadObjects(paths []string) (*objects, error) {
+	relos, err := corereloc.Load(paths...)
+	if err != nil {
+		return nil, err
+	}
+	o := &objects{names: paths, relos: relos}
+	seen := map[string]bool{}
+	for _, obj := range relos {
+		for _, r := range obj.Relocations {
+			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
+				seen[name] = true
+				o.local = append(o.local, name)
+			}
+		}
+	}
+	slices.Sort(o.local)
+	for _, p := range paths {
+		coll, err := ebpf.LoadCollectionSpec(p)
+		if err != nil {
+			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", p, err)
+		}
+		o.colls = append(o.colls, coll)
+	}
+	return o, nil
+}
+
+// kernelResult is one kernel's embedded entry and its report.
+type kernelResult struct {
+	entry  runtime.Entry
+	report KernelReport
+}
+
+// process minimizes, distills and verifies one kernel.
+func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
+	vmlinux, err := rawbtf.Parse(k.VMLinux, nil)
+	if err != nil {
+		return nil, fmt.Errorf("vmlinux BTF: %w", err)
+	}
+	targets := []*rawbtf.Spec{vmlinux}
+	var modules []corpus.Module
+	for _, m := range k.Modules {
+		spec, err := rawbtf.Parse(m.BTF, vmlinux)
+		if err != nil {
+			return nil, fmt.Errorf("module %s (%s): %w", m.Name, m.Path, err)
+		}
+		// A module without a type of a relocated name offers no candidate,
+		// so leaving it out changes no fixup and saves its decoding.
+		if o.offersCandidates(spec) {
+			targets = append(targets, spec)
+			modules = append(modules, m)
+		}
+	}
+
+	res, err := corereloc.Match(o.relos, targets)
+	if err != nil {
+		return nil, err
+	}
+	minVmlinux, minModules, err := corereloc.Minimize(res)
+	if err != nil {
+		return nil, fmt.Errorf("minimize: %w", err)
+	}
+	minSpec, err := rawbtf.Parse(minVmlinux, nil)
+	if err != nil {
+		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
+	}
+
+	kr := &kernelResult{
+		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: minVmlinux},
+		report: o.report(k, res, minSpec),
+	}
+	// Modules are kept distilled: the runtime relocates them onto whatever
+	// vmlinux BTF it selects.
+	for i, raw := range minModules {
+		split, err := rawbtf.Parse(raw, minSpec)
+		if err != nil {
+			return nil, fmt.Errorf("minimized BTF of module %s does not parse: %w", modules[i].Name, err)
+		}
+		if split.NextID() == split.FirstID() {
+			continue // nothing of this module is needed
+		}
+		base, newSplit, err := distill.Distill(split)
+		if err != nil {
+			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
+		}
+		kr.entry.Modules = append(kr.entry.Modules, runtime.Module{Name: modules[i].Name, Base: base, Split: newSplit})
+		kr.report.Modules = append(kr.report.Modules, ModuleReport{
+			Name:  modules[i].Name,
+			Types: int(split.NextID() - split.FirstID()),
+			Bytes: len(base) + len(newSplit),
+		})
+	}
+
+	if err := o.verify(k, modules, &kr.entry); err != nil {
+		return nil, err
+	}
+	return kr, nil
+}
+
+// offersCandidates reports whether a module defines a type named like a
+// relocated local type.
+func (o *objects) offersCandidates(module *rawbtf.Spec) bool {
+	for _, name := range o.local {
+		for _, id := range module.TypesByEssentialName(name) {
+			if id >= module.FirstID() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// verify is the oracle: every program's fixups against the entry, loaded
+// the way the runtime loads it, equal its fixups against the full BTF.
+func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.Entry) error {
+	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
+	if err != nil {
+		return fmt.Errorf("oracle: cilium/ebpf reads the full vmlinux BTF: %w", err)
+	}
+	fullTargets := []*btf.Spec{full}
+	for _, m := range modules {
+		spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), full)
+		if err != nil {
+			return fmt.Errorf("oracle: cilium/ebpf reads module %s: %w", m.Name, err)
+		}
+		fullTargets = append(fullTargets, spec)
+	}
+
+	min, err := btf.LoadSpecFromReader(bytes.NewReader(e.VMLinux))
+	if err != nil {
+		return fmt.Errorf("oracle: cilium/ebpf reads the minimized vmlinux BTF: %w", err)
+	}
+	minTargets := []*btf.Spec{min}
+	for _, m := range e.Modules {
+		spec, err := relocateModule(m, e.VMLinux, min)
+		if err != nil {
+			return fmt.Errorf("oracle: relocate minimized module %s onto minimized vmlinux: %w", m.Name, err)
+		}
+		minTargets = append(minTargets, spec)
+	}
+
+	var mismatches []corereloc.Mismatch
+	for i, coll := range o.colls {
+		ms, err := corereloc.VerifyCollection(o.names[i], coll, fullTargets, minTargets)
+		if err != nil {
+			return fmt.Errorf("oracle: %w", err)
+		}
+		mismatches = append(mismatches, ms...)
+	}
+	if len(mismatches) > 0 {
+		var b bytes.Buffer
+		for _, m := range mismatches {
+			fmt.Fprintf(&b, "\n\t%s", m)
+		}
+		return fmt.Errorf("%w: %d relocations differ (this is a bug in btfembed, please report it):%s",
+			ErrVerify, len(mismatches), b.String())
+	}
+	return nil
+}
+
+func runtimeKey(k corpus.Key) runtime.Key {
+	return runtime.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version}
+}
+
+// relocateModule loads an embedded module the way the runtime does: its
+// split BTF relocated from its distilled base onto the vmlinux BTF.
+func relocateModule(m runtime.Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (*btf.Spec, error) {
+	base, err := rawbtf.Parse(vmlinuxRaw, nil)
+	if err != nil {
+		return nil, err
+	}
+	dist, err := rawbtf.Parse(m.Base, nil)
+	if err != nil {
+		return nil, fmt.Errorf("distilled base: %w", err)
+	}
+	split, err := rawbtf.Parse(m.Split, dist)
+	if err != nil {
+		return nil, fmt.Errorf("split: %w", err)
+	}
+	return distill.LoadRelocated(split, base, vmlinux, nil)
+}

@@ -1,0 +1,227 @@
+package generator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// ErrVerify is wrapped by the error of a kernel whose minimized BTF does
+// not relocate the objects like its full BTF does.
+var ErrVerify = errors.New("minimized BTF fails verification")
+
+// Report is what a generate run found: the coverage of every kernel, the
+// kernels it skipped and the size of what it embedded. It is written as
+// JSON with -report and as a table on the terminal.
+type Report struct {
+	Objects []string       `json:"objects"`
+	Kernels []KernelReport `json:"kernels"`
+	Skipped []Skipped      `json:"skipped,omitempty"`
+	// Blobs counts distinct minimized vmlinux BTF blobs: kernels whose
+	// relocations need the same types share one.
+	Blobs        int           `json:"blobs"`
+	PayloadBytes int           `json:"payload_bytes"`
+	Duration     time.Duration `json:"-"`
+}
+
+// KernelReport is one kernel's coverage.
+type KernelReport struct {
+	Arch    string `json:"arch"`
+	Release string `json:"release"`
+	Distro  string `json:"distro,omitempty"`
+	Version string `json:"version,omitempty"`
+	Path    string `json:"path"`
+	// Types and Bytes describe the minimized vmlinux BTF.
+	Types   int            `json:"types"`
+	Bytes   int            `json:"bytes"`
+	Modules []ModuleReport `json:"modules,omitempty"`
+	// Unresolved lists the relocations that do not resolve on this kernel,
+	// with Status "absent" (an existence check is false), "poisoned" (the
+	// instruction is replaced by one that fails verification if reached),
+	// "ambiguous" or "failed" (cilium/ebpf refuses to load the program).
+	Unresolved []Relocation `json:"unresolved,omitempty"`
+	// KernelTypeIDs lists relocations that ask for the running kernel's
+	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
+	// those, so these programs need the kernel's BTF.
+	KernelTypeIDs []Relocation `json:"kernel_type_ids,omitempty"`
+}
+
+// ModuleReport is the embedded BTF of one kernel module.
+type ModuleReport struct {
+	Name  string `json:"name"`
+	Types int    `json:"types"`
+	Bytes int    `json:"bytes"` // distilled base plus split BTF
+}
+
+// Relocation identifies one CO-RE relocation of an object.
+type Relocation struct {
+	Object  string `json:"object"`
+	Section string `json:"section"`
+	InsnOff uint32 `json:"insn_off"`
+	Kind    string `json:"kind"`
+	Type    string `json:"type"`
+	Access  string `json:"access"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Skipped is a corpus entry that could not be used.
+type Skipped struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
+	kr := KernelReport{
+		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
+		Path:  k.Path,
+		Types: int(min.NextID() - 1),
+		Bytes: len(min.Raw()),
+	}
+	for i, obj := range res.Objects {
+		for j, r := range obj.Relocations {
+			out := res.Outcomes[i][j]
+			rel := Relocation{
+				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
+				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+			}
+			if out.Status != corereloc.Resolved {
+				rel.Status = statusWord(out)
+				if out.Err != nil {
+					rel.Reason = out.Err.Error()
+				}
+				kr.Unresolved = append(kr.Unresolved, rel)
+			}
+		}
+	}
+	for _, r := range res.KernelTypeIDs() {
+		kr.KernelTypeIDs = append(kr.KernelTypeIDs, Relocation{
+			Object: r.Object, Section: r.Section, InsnOff: r.InsnOff,
+			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+		})
+	}
+	return kr
+}
+
+// statusWord says what an unresolved relocation does to its program.
+func statusWord(out corereloc.Outcome) string {
+	switch {
+	case out.Status == corereloc.Missing && out.Poisoned:
+		return "poisoned"
+	case out.Status == corereloc.Missing:
+		return "absent"
+	}
+	return out.Status.String()
+}
+
+func (kr *KernelReport) key() string {
+	s := kr.Arch + "/" + kr.Release
+	if kr.Distro != "" {
+		s = kr.Distro + "/" + kr.Version + "/" + s
+	}
+	return s
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the coverage table a person reads after a run: one
+// line per kernel, then the relocations that do not resolve, grouped by
+// relocation with the kernels they fail on, then what was skipped.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tUNRESOLVED")
+	for _, k := range r.Kernels {
+		mods := make([]string, len(k.Modules))
+		for i, m := range k.Modules {
+			mods[i] = m.Name
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", k.key(), k.Types, k.Bytes, orDash(strings.Join(mods, ",")), len(k.Unresolved))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	type failure struct {
+		rel     Relocation
+		kernels []string
+	}
+	var failures []*failure
+	byRelo := map[Relocation]*failure{}
+	kernelIDs := map[Relocation][]string{}
+	for _, k := range r.Kernels {
+		for _, u := range k.Unresolved {
+			id := u
+			id.Reason = ""
+			f := byRelo[id]
+			if f == nil {
+				f = &failure{rel: u}
+				byRelo[id] = f
+				failures = append(failures, f)
+			}
+			f.kernels = append(f.kernels, k.key())
+		}
+		for _, u := range k.KernelTypeIDs {
+			kernelIDs[u] = append(kernelIDs[u], k.key())
+		}
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(w, "\n%d relocations do not resolve on some kernels. absent: an existence check is false there;\n"+
+			"poisoned: the instruction fails verification if reached; ambiguous, failed: cilium/ebpf refuses the program.\n", len(failures))
+		for _, f := range failures {
+			u := f.rel
+			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
+				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
+				len(f.kernels), len(r.Kernels), abbreviate(f.kernels, 4))
+			if u.Reason != "" {
+				fmt.Fprintf(w, ": %s", u.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(kernelIDs) > 0 {
+		fmt.Fprintln(w, "\nThese relocations ask for the running kernel's type IDs (bpf_core_type_id_kernel); embedded BTF cannot serve them, so their programs need the kernel's own BTF:")
+		for _, u := range slices.SortedFunc(maps.Keys(kernelIDs), compareRelocations) {
+			fmt.Fprintf(w, "  %s %s+%d: %s %s\n", u.Object, u.Section, u.InsnOff, u.Kind, u.Type)
+		}
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "\n%d corpus entries skipped:\n", len(r.Skipped))
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Error)
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func abbreviate(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func compareRelocations(a, b Relocation) int {
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}
