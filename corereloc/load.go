@@ -90,11 +90,19 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	}
 	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
 
-	btfData, err := sectionData(f, ".BTF")
+	size := int64(-1)
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+	} else if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	btfData, err := sectionData(f, ".BTF", size)
 	if err != nil {
 		return nil, err
 	}
-	extData, err := sectionData(f, ".BTF.ext")
+	extData, err := sectionData(f, ".BTF.ext", size)
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +174,17 @@ func functions(f *elf.File) (map[string][]funcSym, error) {
 }
 
 // sectionData returns the contents of the named section, nil if absent.
-func sectionData(f *elf.File, name string) ([]byte, error) {
+// fileSize, if not negative, bounds the section.
+func sectionData(f *elf.File, name string, fileSize int64) ([]byte, error) {
 	sec := f.Section(name)
 	if sec == nil {
 		return nil, nil
 	}
 	if sec.Type == elf.SHT_NOBITS {
 		return nil, fmt.Errorf("section %s: no data", name)
+	}
+	if fileSize >= 0 && (sec.Offset > uint64(fileSize) || sec.Size > uint64(fileSize)-sec.Offset) {
+		return nil, fmt.Errorf("section %s: offset %d size %d beyond the file's %d bytes", name, sec.Offset, sec.Size, fileSize)
 	}
 	data, err := sec.Data()
 	if err != nil {
