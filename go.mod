@@ -16,3 +16,5 @@ require (
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+tool github.com/btfembed/btfembed/cmd/btfembed
