@@ -48,7 +48,10 @@ type subcommand func(stdout, stderr io.Writer, args []string) error
 
 // subcommands maps each subcommand name to the function that runs it with
 // the arguments that follow the name.
-var subcommands = map[string]subcommand{}
+var subcommands = map[string]subcommand{
+	"corpus": runCorpus,
+	"min":    runMin,
+}
 
 func run(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 {
