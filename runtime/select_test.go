@@ -1,0 +1,173 @@
+package runtime
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// selectPayload embeds the testdata kernels plus two entries that make
+// distributions matter: 6.1.0-47-amd64 also "shipped by ubuntu 22.04" with
+// other BTF (6.12's), and 6.1.0-57-arm64 also by "raspbian" with the same
+// BTF.
+func selectPayload(t *testing.T) (*Assets, map[string]Entry) {
+	t.Helper()
+	byRelease := map[string]Entry{}
+	for _, e := range testEntries(t) {
+		byRelease[e.Key.Release] = e
+	}
+	ubuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
+		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
+	raspbian := byRelease["6.1.0-57-arm64"]
+	raspbian.Key.Distro = "raspbian"
+	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian)
+	return open(t, encode(t, entries, nil)), byRelease
+}
+
+// hostRoot makes a host file system with the given os-release content at
+// path (relative), and returns its root.
+func hostRoot(t *testing.T, path, content string) string {
+	t.Helper()
+	root := t.TempDir()
+	if path != "" {
+		writeFile(t, filepath.Join(root, path), []byte(content))
+	}
+	return root
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSelectEmbedded(t *testing.T) {
+	a, _ := selectPayload(t)
+	for _, c := range []struct {
+		name      string
+		opts      SelectOptions
+		osRelease string // content of etc/os-release under HostRoot
+		want      Key
+		wantErr   string // substring of the error; it must wrap ErrKernelNotSupported
+	}{
+		{name: "uname spelling aarch64", opts: SelectOptions{Arch: "aarch64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
+			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+		{name: "unique release, other distro", opts: SelectOptions{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "centos"},
+			want: Key{"x86_64", "6.12.118+deb12-amd64", "debian", "12"}},
+		{name: "os-release picks ubuntu", opts: SelectOptions{Arch: "amd64", Release: "6.1.0-47-amd64"},
+			osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nVERSION_ID=\"22.04\"\n", want: Key{"x86_64", "6.1.0-47-amd64", "ubuntu", "22.04"}},
+		{name: "os-release picks debian", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64"},
+			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{"x86_64", "6.1.0-47-amd64", "debian", "12"}},
+		{name: "same BTF under two distros", opts: SelectOptions{Arch: "arm64", Release: "6.1.0-57-arm64"},
+			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+		{name: "distro picks nothing", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "fedora", Version: "40"},
+			wantErr: "release is embedded for debian 12, ubuntu 22.04"},
+		{name: "unknown release", opts: SelectOptions{Arch: "x86_64", Release: "5.4.0-1-generic", Distro: "ubuntu", Version: "20.04"},
+			wantErr: "arch x86_64, release 5.4.0-1-generic, ubuntu 20.04: none of the 6 embedded kernels matches"},
+		{name: "unknown arch", opts: SelectOptions{Arch: "s390x", Release: "6.1.0-47-amd64"},
+			wantErr: "arch s390x, release 6.1.0-47-amd64, unknown distribution"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts
+			opts.ForceEmbedded = true
+			opts.HostRoot = hostRoot(t, "etc/os-release", c.osRelease)
+			if c.osRelease == "" {
+				opts.HostRoot = hostRoot(t, "", "")
+			}
+			sel, err := a.Select(&opts)
+			if c.wantErr != "" {
+				if !errors.Is(err, ErrKernelNotSupported) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want ErrKernelNotSupported containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Source != SourceEmbedded || sel.Key != c.want {
+				t.Fatalf("selected %s %s, want embedded %s", sel.Source, sel.Key, c.want)
+			}
+		})
+	}
+}
+
+func TestSelectKernelUnderHostRoot(t *testing.T) {
+	e := moduleEntry(t, false)
+	a := open(t, encode(t, []Entry{e}, nil))
+	root := hostRoot(t, "usr/lib/os-release", "ID=debian\nVERSION_ID=12\n")
+	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
+	writeFile(t, filepath.Join(root, "sys/kernel/btf/bpf_testmod"), e.Modules[0].Split)
+	opts := &SelectOptions{HostRoot: root, Arch: "x86_64", Release: "6.99"}
+	co, sel, err := a.CollectionOptions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceKernel || sel.Key != (Key{"x86_64", "6.99", "debian", "12"}) {
+		t.Fatalf("selected %s %s", sel.Source, sel.Key)
+	}
+	if got, want := typeNames(t, sel.Spec), typeNames(t, loadRaw(t, e.VMLinux)); !slices.Equal(got, want) {
+		t.Error("kernel spec is not the host root's vmlinux")
+	}
+	if sel.Modules["bpf_testmod"] == nil || co.Programs.KernelTypes != sel.Spec || len(co.Programs.ExtraRelocationTargets) != 1 {
+		t.Errorf("module BTF under the host root not used: %v %+v", sel.Modules, co.Programs)
+	}
+
+	opts.ForceEmbedded = true
+	if _, err := a.Select(opts); !errors.Is(err, ErrKernelNotSupported) {
+		t.Errorf("forced embedded for a release not embedded: %v", err)
+	}
+}
+
+func TestSelectRunningKernel(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skipf("running kernel has no BTF: %v", err)
+	}
+	a := open(t, encode(t, testEntries(t), nil))
+	co, sel, err := a.CollectionOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceKernel || sel.Spec == nil {
+		t.Fatalf("selected %s", sel.Source)
+	}
+	if co.Programs.KernelTypes != nil {
+		t.Error("KernelTypes set for the kernel's own BTF; cilium/ebpf should load it with its modules")
+	}
+	if sel.Key.Arch == "" || sel.Key.Release == "" || NormalizeArch(sel.Key.Arch) != sel.Key.Arch {
+		t.Errorf("host key %s not filled from uname", sel.Key)
+	}
+}
+
+func TestParseOSRelease(t *testing.T) {
+	for _, c := range []struct{ in, id, version string }{
+		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "12"},
+		{"NAME=\"Amazon Linux\"\nID=\"amzn\"\nVERSION_ID=\"2\"\nID_LIKE=\"centos rhel fedora\"\n", "amzn", "2"},
+		{"ID=arch\nBUILD_ID=rolling\n", "arch", ""},
+		{"  ID='opensuse-leap'  \n# comment\nVERSION_ID=15.5", "opensuse-leap", "15.5"},
+		{"garbage\n=\nID=\"unterminated\n", "\"unterminated", ""},
+	} {
+		id, version := parseOSRelease([]byte(c.in))
+		if id != c.id || version != c.version {
+			t.Errorf("parseOSRelease(%q) = %q, %q, want %q, %q", c.in, id, version, c.id, c.version)
+		}
+	}
+}
+
+func TestNormalizeArch(t *testing.T) {
+	for in, want := range map[string]string{
+		"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64",
+		"i686": "x86", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64",
+	} {
+		if got := NormalizeArch(in); got != want {
+			t.Errorf("NormalizeArch(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
