@@ -36,6 +36,7 @@ func minimizeAndVerify(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 	for _, m := range ms {
 		t.Error(m)
 	}
+	bpftoolLoads(t, minData, nil)
 	return res, minData
 }
 
