@@ -32,7 +32,7 @@ var kernels = sync.OnceValue(func() []kernel {
 	var ks []kernel
 	paths, _ := filepath.Glob("../testdata/btfhub/*/*/*/*.btf.tar.xz")
 	for _, p := range paths {
-		name := strings.TrimSuffix(strings.TrimPrefix(p, "../testdata/btfhub/"), ".btf.tar.xz")
+		name := strings.TrimSuffix(filepath.Base(p), ".btf.tar.xz")
 		ks = append(ks, kernel{name, sync.OnceValues(func() ([]byte, error) { return readTarXZ(p) })})
 	}
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err == nil {

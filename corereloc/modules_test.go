@@ -55,8 +55,8 @@ func moduleBTF(tb testing.TB, path string) []byte {
 // same against [vmlinux, module] full and minimized.
 func TestOracleModules(t *testing.T) {
 	cases := []struct{ kernel, module string }{
-		{"debian/12/x86_64/6.12.118+deb12-amd64", "x86_64/6.12.118+deb12-amd64/nf_conntrack.ko.xz"},
-		{"debian/12/arm64/6.1.0-57-arm64", "arm64/6.1.0-57-arm64/nf_conntrack.ko"},
+		{"6.12.118+deb12-amd64", "x86_64/6.12.118+deb12-amd64/nf_conntrack.ko.xz"},
+		{"6.1.0-57-arm64", "arm64/6.1.0-57-arm64/nf_conntrack.ko"},
 	}
 	objPaths := testObjects(t)
 	for _, tc := range cases {

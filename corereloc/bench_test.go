@@ -1,0 +1,69 @@
+package corereloc
+
+import (
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// BenchmarkMinimize is one kernel (already decompressed, as bpftool reads
+// it) and all test objects: parse the kernel, load the objects, match and
+// minimize, the job of one "bpftool gen min_core_btf" call.
+func BenchmarkMinimize(b *testing.B) {
+	objs := testObjects(b)
+	for _, k := range kernels() {
+		data, err := k.load()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				spec, err := rawbtf.Parse(data, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				loaded, err := Load(objs...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := Match(loaded, []*rawbtf.Spec{spec})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := Minimize(res); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMatch is Match and Minimize alone, on a parsed kernel and
+// loaded objects: the per-kernel cost when the objects are loaded once.
+func BenchmarkMatch(b *testing.B) {
+	objs, err := Load(testObjects(b)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := kernels()[0]
+	data, err := k.load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec, err := rawbtf.Parse(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Match(objs, []*rawbtf.Spec{spec})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := Minimize(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
