@@ -1,0 +1,35 @@
+// Package corereloc reads the CO-RE relocations of BPF objects, resolves
+// them against a kernel's BTF the way github.com/cilium/ebpf does, and
+// writes the smallest BTF that resolves them the same way: what
+// "bpftool gen min_core_btf" (BTFGen) does, in Go, for every relocation
+// kind, and checked.
+//
+// The pipeline is
+//
+//	objs, _ := corereloc.Load("prog.o")                // .BTF + .BTF.ext
+//	res, _ := corereloc.Match(objs, []*rawbtf.Spec{vmlinux, module...})
+//	vmlinuxMin, modulesMin, _ := corereloc.Minimize(res)
+//	mismatches, _ := corereloc.Verify(paths, full, min)  // the oracle
+//
+// Load reads clang's .BTF.ext records (struct bpf_core_relo in the
+// kernel's include/uapi/linux/bpf.h; the format is described in
+// Documentation/bpf/btf.rst and llvm's BTF.h). Match reimplements
+// cilium/ebpf's btf.CORERelocate (btf/core.go, itself derived from libbpf's
+// relo_core.c): candidates are all target types with the local type's
+// essential name (the name without a "___flavour" suffix), vmlinux first
+// then each module; each relocation is computed against each candidate
+// (field paths through anonymous members, arrays, bitfields; type
+// compatibility and type matching; enumerators); per program and local
+// type the candidate with the fewest misses wins and ties must agree.
+// While it computes, it records which target types, members and
+// enumerators each computation read, on BTF views (internal/rawbtf) that
+// decode only those types: a kernel is indexed in one pass, never decoded
+// whole.
+//
+// Minimize keeps every candidate that fits at least one relocation, with
+// what its computations read, so that every relocation gives the same
+// fixup, miss or error with the output as with the full BTF, for cilium/ebpf.
+// Where that needs more or less than bpftool keeps, docs/min-core-btf.md
+// says why. Verify is the judge: it runs cilium/ebpf's own
+// btf.CORERelocate against both BTFs and reports every difference.
+package corereloc
