@@ -28,7 +28,8 @@ on this kernel (no candidate, ambiguity) is reported and fails the same way
 with the output.
 
 <kernel-btf> is raw BTF (/sys/kernel/btf/vmlinux), an ELF file with a .BTF
-section (vmlinux) or a BTFHub archive (<release>.btf.tar.xz).
+section (vmlinux, a module's .ko), either xz-compressed, or a BTFHub
+archive (<release>.btf.tar.xz).
 
 With -B, <kernel-btf> is a module's split BTF over the base <base> (the
 full vmlinux BTF it was built against). Both are minimized together:
@@ -105,18 +106,19 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	return writeFileAtomic(outPath, modules[0])
 }
 
-// readKernelBTF reads raw BTF, the .BTF section of an ELF file, or the one
-// file of a BTFHub .btf.tar.xz archive, split over base if not nil.
+// readKernelBTF reads raw BTF, the .BTF section of an ELF file (vmlinux,
+// a module), either of them xz-compressed, or the one file of a BTFHub
+// .btf.tar.xz archive, split over base if not nil.
 func readKernelBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case bytes.HasPrefix(data, []byte(elf.ELFMAG)):
+	if bytes.HasPrefix(data, xzMagic) {
+		data, err = unxz(data)
+	}
+	if err == nil && bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
 		data, err = elfBTF(data)
-	case bytes.HasPrefix(data, xzMagic):
-		data, err = tarXZBTF(data)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -151,14 +153,22 @@ func elfBTF(data []byte) (_ []byte, err error) {
 	return data[sec.Offset : sec.Offset+sec.Size], nil
 }
 
-// tarXZBTF returns the first regular file of an xz-compressed tar archive,
-// the layout of BTFHub's <release>.btf.tar.xz.
-func tarXZBTF(data []byte) ([]byte, error) {
+// unxz decompresses data; if it is a tar archive (BTFHub's
+// <release>.btf.tar.xz), it returns its first regular file.
+func unxz(data []byte) ([]byte, error) {
 	zr, err := xz.NewReader(bytes.NewReader(data), 0)
 	if err != nil {
 		return nil, fmt.Errorf("xz: %w", err)
 	}
-	tr := tar.NewReader(zr)
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("xz: %w", err)
+	}
+	// A tar header has "ustar" at offset 257.
+	if len(out) < 262 || string(out[257:262]) != "ustar" {
+		return out, nil
+	}
+	tr := tar.NewReader(bytes.NewReader(out))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {

@@ -145,3 +145,57 @@ func TestMinBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestMinModule minimizes nf_conntrack's split BTF (from the shared
+// corpus) over its vmlinux with -B, and checks the two outputs with the
+// oracle and bpftool.
+func TestMinModule(t *testing.T) {
+	module := "/work/shared/corpus/modules/arm64/6.1.0-57-arm64/nf_conntrack.ko"
+	if _, err := os.Stat(module); err != nil {
+		t.Skipf("corpus module not available: %v", err)
+	}
+	archive := "../../testdata/btfhub/debian/12/arm64/6.1.0-57-arm64.btf.tar.xz"
+	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "nf_conntrack.btf")
+	if err := runMin(&bytes.Buffer{}, &bytes.Buffer{}, append([]string{"-B", archive, module, out}, objs...)); err != nil {
+		t.Fatal(err)
+	}
+	vmlinux, err := readKernelBTF(archive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := readKernelBTF(module, vmlinux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := btf.LoadSpecFromReader(bytes.NewReader(vmlinux.Raw()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullMod, err := btf.LoadSplitSpecFromReader(bytes.NewReader(mod.Raw()), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minBase, err := btf.LoadSpec(out + ".base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	minMod, err := btf.LoadSplitSpec(out, minBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := corereloc.Verify(objs, []*btf.Spec{full, fullMod}, []*btf.Spec{minBase, minMod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		t.Error(m)
+	}
+	bpftoolDump(t, out+".base")
+	if bpftool, err := exec.LookPath("bpftool"); err == nil {
+		if b, err := exec.Command(bpftool, "-B", out+".base", "btf", "dump", "file", out).CombinedOutput(); err != nil {
+			t.Errorf("bpftool -B: %v\n%s", err, b)
+		}
+	}
+}
