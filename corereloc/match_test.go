@@ -1,8 +1,10 @@
 package corereloc
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,9 +29,9 @@ func render(r *Relocation, o Outcome) string {
 
 // ciliumFixups relocates every program of obj against target with
 // cilium/ebpf and returns the fixups by section and instruction offset,
-// "error" for each relocation of a program cilium/ebpf refuses. Programs
-// that call subprograms are left out: cilium/ebpf relocates them together
-// with their callees.
+// "error" for each relocation of a program cilium/ebpf refuses. A
+// subprogram's relocation is relocated with each program calling it; if
+// the results differ it is left out.
 func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string {
 	t.Helper()
 	coll, err := ebpf.LoadCollectionSpec(obj)
@@ -45,28 +47,35 @@ func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := make(map[string]uint64)
+	type where struct {
+		section string
+		start   uint64
+	}
+	funcs := make(map[string]where)
 	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			start[s.Name] = s.Value
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && int(s.Section) < len(f.Sections) {
+			funcs[s.Name] = where{f.Sections[s.Section].Name, s.Value}
 		}
 	}
 	out := make(map[string]string)
-	for name, prog := range coll.Programs {
-		if len(prog.Instructions.FunctionReferences()) > 0 {
-			continue
-		}
+	varies := make(map[string]bool)
+	for _, prog := range coll.Programs {
 		var relos []*btf.CORERelocation
-		var offs []uint64
+		var keys []string
+		var cur where
+		var curStart uint64
 		for iter := prog.Instructions.Iterate(); iter.Next(); {
+			if sym := iter.Ins.Symbol(); sym != "" {
+				cur, curStart = funcs[sym], uint64(iter.Offset)
+			}
 			if relo := btf.CORERelocationMetadata(iter.Ins); relo != nil {
 				relos = append(relos, relo)
-				offs = append(offs, start[name]+uint64(iter.Offset)*8)
+				keys = append(keys, fmt.Sprintf("%s+%d", cur.section, cur.start+(uint64(iter.Offset)-curStart)*8))
 			}
 		}
 		var b btf.Builder
 		fixups, err := btf.CORERelocate(relos, []*btf.Spec{target}, prog.ByteOrder, b.Add)
-		for i := range relos {
+		for i, k := range keys {
 			s := "error"
 			if err == nil {
 				s = fixups[i].String()
@@ -74,44 +83,79 @@ func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string 
 					s = s[:strings.Index(s, "->")] + "->(builder)"
 				}
 			}
-			out[fmt.Sprintf("%s+%d", prog.SectionName, offs[i])] = s
+			if old, ok := out[k]; ok && old != s {
+				varies[k] = true
+			}
+			out[k] = s
 		}
+	}
+	for k := range varies {
+		delete(out, k)
 	}
 	return out
 }
 
 // TestMatchAgreesWithCilium compares every outcome of Match with the
-// fixup cilium/ebpf computes on the full kernel BTF.
+// fixup cilium/ebpf computes on the full BTF: the test objects on every
+// kernel, and cilium/ebpf's own CO-RE test objects on their targets.
 func TestMatchAgreesWithCilium(t *testing.T) {
 	objPaths := testObjects(t)
+	for _, k := range kernels() {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			compareWithCilium(t, objPaths, raw, full)
+		})
+	}
+	for _, name := range []string{"relocs", "relocs_enum", "relocs_read"} {
+		for _, end := range []string{"el", "eb"} {
+			obj := filepath.Join(ciliumTestdata, name+"-"+end+".elf")
+			tgt := obj
+			if name == "relocs_read" {
+				tgt = filepath.Join(ciliumTestdata, "relocs_read_tgt-"+end+".elf")
+			}
+			t.Run(filepath.Base(obj), func(t *testing.T) {
+				data := elfBTF(t, tgt)
+				raw, err := rawbtf.Parse(data, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareWithCilium(t, []string{obj}, raw, full)
+			})
+		}
+	}
+}
+
+func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *btf.Spec) {
+	t.Helper()
 	objs, err := Load(objPaths...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range kernels() {
-		t.Run(k.name, func(t *testing.T) {
-			raw, full := kernelSpecs(t, k)
-			res, err := Match(objs, []*rawbtf.Spec{raw})
-			if err != nil {
-				t.Fatal(err)
+	res, err := Match(objs, []*rawbtf.Spec{raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for i, obj := range objs {
+		want := ciliumFixups(t, objPaths[i], full)
+		for j := range obj.Relocations {
+			r := &obj.Relocations[j]
+			w, ok := want[fmt.Sprintf("%s+%d", r.Section, r.InsnOff)]
+			if !ok {
+				continue // a subprogram's, resolved differently per caller
 			}
-			for i, obj := range objs {
-				want := ciliumFixups(t, objPaths[i], full)
-				if len(want) == 0 {
-					t.Fatalf("%s: cilium/ebpf finds no relocation", obj.Path)
-				}
-				for j := range obj.Relocations {
-					r := &obj.Relocations[j]
-					w, ok := want[fmt.Sprintf("%s+%d", r.Section, r.InsnOff)]
-					if !ok {
-						continue // in a program with subprograms
-					}
-					if got := render(r, res.Outcomes[i][j]); got != w {
-						t.Errorf("%v: got %s, cilium/ebpf %s (%v)", r, got, w, res.Outcomes[i][j].Err)
-					}
-				}
+			compared++
+			if got := render(r, res.Outcomes[i][j]); got != w {
+				t.Errorf("%v: got %s, cilium/ebpf %s (%v)", r, got, w, res.Outcomes[i][j].Err)
 			}
-		})
+		}
+	}
+	if compared == 0 {
+		t.Error("no relocation compared")
 	}
 }
 
