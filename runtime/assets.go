@@ -38,8 +38,11 @@ type lazyDict struct {
 	wire    wireDict
 	once    sync.Once
 	content []byte
-	dec     *zstd.Decoder
 	err     error
+
+	decOnce sync.Once
+	dec     *zstd.Decoder
+	decErr  error
 }
 
 // plainDecoder decompresses frames made without a dictionary. DecodeAll is
@@ -159,7 +162,8 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
-	spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+	// Raw BTF, never ELF: skip LoadSpecFromReader's ELF probe.
+	spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
@@ -192,7 +196,7 @@ func (a *Assets) blob(i uint64) ([]byte, error) {
 	case codecStored:
 		form = a.data[bl.off : bl.off+bl.n]
 	case codecSlice:
-		content, _, err := a.dict(bl.dict - 1)
+		content, err := a.dict(bl.dict - 1)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +204,7 @@ func (a *Assets) blob(i uint64) ([]byte, error) {
 	case codecZstd:
 		dec, err := plainDecoder()
 		if bl.dict != 0 {
-			_, dec, err = a.dict(bl.dict - 1)
+			dec, err = a.dictDecoder(bl.dict - 1)
 		}
 		if err != nil {
 			return nil, err
@@ -223,9 +227,8 @@ func (a *Assets) blob(i uint64) ([]byte, error) {
 	return raw, nil
 }
 
-// dict decompresses dictionary i once and returns its content and a
-// decoder that uses it.
-func (a *Assets) dict(i uint64) ([]byte, *zstd.Decoder, error) {
+// dict decompresses dictionary i once and returns its content.
+func (a *Assets) dict(i uint64) ([]byte, error) {
 	d := &a.dicts[i]
 	d.once.Do(func() {
 		plain, err := plainDecoder()
@@ -243,14 +246,26 @@ func (a *Assets) dict(i uint64) ([]byte, *zstd.Decoder, error) {
 			d.err = fmt.Errorf("%w: dictionary %d: decoded %d bytes, index says %d", ErrCorrupt, i, len(content), w.rawLen)
 			return
 		}
-		dec, err := newDecoder(zstd.WithDecoderDictRaw(uint32(i+1), content))
-		if err != nil {
-			d.err = fmt.Errorf("dictionary %d: %w", i, err)
-			return
-		}
-		d.content, d.dec = content, dec
+		d.content = content
 	})
-	return d.content, d.dec, d.err
+	return d.content, d.err
+}
+
+// dictDecoder returns a decoder for frames compressed with dictionary i,
+// made once.
+func (a *Assets) dictDecoder(i uint64) (*zstd.Decoder, error) {
+	content, err := a.dict(i)
+	if err != nil {
+		return nil, err
+	}
+	d := &a.dicts[i]
+	d.decOnce.Do(func() {
+		d.dec, d.decErr = newDecoder(zstd.WithDecoderDictRaw(uint32(i+1), content))
+		if d.decErr != nil {
+			d.decErr = fmt.Errorf("dictionary %d: %w", i, d.decErr)
+		}
+	})
+	return d.dec, d.decErr
 }
 
 // decodeFrame decompresses one zstd frame that should hold want bytes (0:

@@ -30,11 +30,15 @@
 // (vmlinux BTF, module base and split BTF) are stored once by content.
 // Before compression, BTF goes through a reversible column transform
 // (btfcodec.go) that turns the shifted type IDs and string offsets of
-// otherwise similar kernels into identical bytes. Blobs of one architecture
-// and role are then compressed against a shared raw-content zstd
-// dictionary made of a few of them (representatives picked greedily, at
-// most EncodeOptions.MaxDictSize bytes), so structure common to many
-// kernels is stored once and every entry still decompresses on its own.
+// otherwise similar kernels into identical bytes. Blobs of one role
+// (vmlinux, or one module's base or split BTF) are then laid out in
+// raw-content zstd dictionaries of at most EncodeOptions.MaxDictSize bytes:
+// consecutive blobs (entries are sorted, so similar kernels are neighbours)
+// fill a dictionary, which is stored as one compressed stream and from
+// which they are read back as slices; later blobs close enough to a full
+// dictionary are stored as zstd frames against it. Structure common to
+// many kernels is thus stored once, and an entry decompresses on its own:
+// its dictionary, then at most one frame.
 //
 // # Modules
 //

@@ -15,30 +15,37 @@ import (
 
 // EncodeOptions tunes Encode. A nil *EncodeOptions means the defaults.
 type EncodeOptions struct {
-	// MaxDictSize bounds each shared dictionary, in bytes of packed BTF.
-	// Selecting a kernel decompresses its dictionary, so this bounds the
-	// work of one Select beyond the entry itself. 0 means
+	// MaxDictSize bounds each shared dictionary, in bytes of packed BTF,
+	// except that a dictionary always holds at least one blob. Selecting
+	// a kernel decompresses its dictionary, so this bounds the work of one
+	// Select beyond the entry itself; larger dictionaries compress better. 0 means
 	// DefaultMaxDictSize; a negative value disables dictionaries, so each
 	// blob is compressed on its own.
 	MaxDictSize int
+
+	// noPack skips the BTF column transform, for size comparisons.
+	noPack bool
 }
 
 // DefaultMaxDictSize is the dictionary bound used when EncodeOptions leaves
-// it zero.
-const DefaultMaxDictSize = 256 << 10
+// it zero: a handful of kernels' worth of typical agent BTF (10-15 KB
+// each), which keeps what Select allocates beyond the entry itself below
+// what cilium/ebpf allocates parsing it, while later kernels of the same
+// series are stored as small differences.
+const DefaultMaxDictSize = 64 << 10
 
-// repThreshold decides when a blob joins its dictionary as a new
-// representative: when compressing it against the dictionary so far still
-// takes more than 1/repThreshold of its packed size, it shares too little
-// with what is there.
+// repThreshold decides when a blob starts a new dictionary instead of
+// being stored against the current, full one: when that still takes more
+// than 1/repThreshold of its packed size, it shares too little with it.
 const repThreshold = 4
 
 // Encode writes a payload holding entries to w. The bytes depend only on the
 // set of entries, not on their order: entries are sorted by key and modules
-// by name. Identical blobs are stored once. Blobs of one architecture and
-// role (vmlinux, or one module's base or split BTF) are compressed against a
-// shared dictionary made of some of them, so structure shared across
-// kernels is stored once while each entry still decompresses on its own.
+// by name. Identical blobs are stored once. Blobs of one role (vmlinux, or
+// one module's base or split BTF) share zstd dictionaries made of some of
+// them, so structure common to many kernels is stored once while each entry
+// still decompresses on its own. Encode fails on an entry without arch,
+// release or vmlinux BTF, a duplicate key, or a bad module name.
 func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	if opts == nil {
 		opts = &EncodeOptions{}
@@ -57,7 +64,7 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	}
 	slices.SortFunc(sorted, func(a, b Entry) int { return a.Key.compare(b.Key) })
 
-	b := newBuilder()
+	b := newBuilder(!opts.noPack)
 	ix := &wireIndex{}
 	for i, e := range sorted {
 		if e.Key.Arch == "" || e.Key.Release == "" {
@@ -71,7 +78,7 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 		}
 		we := wireEntry{
 			key:     [4]uint64{b.str(e.Key.Arch), b.str(e.Key.Release), b.str(e.Key.Distro), b.str(e.Key.Version)},
-			vmlinux: b.blob(e.VMLinux, e.Key.Arch+"\x00vmlinux"),
+			vmlinux: b.blob(e.VMLinux, "vmlinux"),
 		}
 		for j, m := range e.Modules {
 			if !validModuleName(m.Name) || len(m.Split) == 0 {
@@ -80,9 +87,9 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 			if j > 0 && m.Name == e.Modules[j-1].Name {
 				return fmt.Errorf("entry %s: duplicate module %s", e.Key, m.Name)
 			}
-			wm := wireModule{name: b.str(m.Name), split: b.blob(m.Split, e.Key.Arch+"\x00split\x00"+m.Name)}
+			wm := wireModule{name: b.str(m.Name), split: b.blob(m.Split, "split\x00"+m.Name)}
 			if len(m.Base) != 0 {
-				wm.base = b.blob(m.Base, e.Key.Arch+"\x00base\x00"+m.Name) + 1
+				wm.base = b.blob(m.Base, "base\x00"+m.Name) + 1
 			}
 			we.modules = append(we.modules, wm)
 		}
@@ -119,6 +126,7 @@ type builder struct {
 	blobIdx  map[[sha256.Size]byte]uint64
 	groups   []string
 	groupIdx map[string][]uint64 // blobs per group, in first-use order
+	pack     bool                // apply the BTF column transform
 }
 
 type pendingBlob struct {
@@ -134,8 +142,9 @@ func (p *pendingBlob) form() []byte {
 	return p.raw
 }
 
-func newBuilder() *builder {
+func newBuilder(pack bool) *builder {
 	return &builder{
+		pack:     pack,
 		strIdx:   map[string]uint64{},
 		blobIdx:  map[[sha256.Size]byte]uint64{},
 		groupIdx: map[string][]uint64{},
@@ -160,7 +169,7 @@ func (b *builder) blob(raw []byte, group string) uint64 {
 	i := uint64(len(b.blobs))
 	b.blobIdx[sum] = i
 	p := pendingBlob{raw: raw, group: group}
-	if packed, ok := packBTF(raw); ok {
+	if packed, ok := packBTF(raw); ok && b.pack {
 		// Keep the transform only if it provably reverses.
 		if back, err := unpackBTF(packed, len(raw)); err == nil && bytes.Equal(back, raw) {
 			p.packed = packed
@@ -176,93 +185,139 @@ func (b *builder) blob(raw []byte, group string) uint64 {
 
 // compress fills ix.dicts and ix.blobs and returns the data area.
 func (b *builder) compress(ix *wireIndex, maxDict int) ([]byte, error) {
-	var data []byte
+	c := &compressor{ix: ix, blobs: b.blobs}
 	ix.blobs = make([]wireBlob, len(b.blobs))
 	for _, g := range b.groups {
-		members := b.groupIdx[g]
-		var dict []byte
-		reps := map[uint64]uint64{} // blob -> offset in dict
+		var err error
 		if maxDict > 0 {
-			var err error
-			dict, reps, err = b.chooseDict(members, maxDict)
-			if err != nil {
-				return nil, fmt.Errorf("build dictionary for %q: %w", g, err)
-			}
-		}
-		var dictNo uint64
-		var enc *zstd.Encoder
-		if len(dict) > 0 {
-			stored, err := compressPlain(dict)
-			if err != nil {
-				return nil, err
-			}
-			ix.dicts = append(ix.dicts, wireDict{off: uint64(len(data)), n: uint64(len(stored)), rawLen: uint64(len(dict))})
-			data = append(data, stored...)
-			dictNo = uint64(len(ix.dicts))
-			enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(dictNo), dict))
-			if err != nil {
-				return nil, err
-			}
+			err = c.group(b.groupIdx[g], maxDict)
 		} else {
-			var err error
-			if enc, err = newEncoder(); err != nil {
-				return nil, err
-			}
+			err = c.alone(b.groupIdx[g])
 		}
-		for _, i := range members {
-			p := &b.blobs[i]
-			form := p.form()
-			wb := wireBlob{rawLen: uint64(len(p.raw))}
-			if p.packed != nil {
-				wb.packedLen = uint64(len(p.packed))
-			}
-			if off, ok := reps[i]; ok {
-				wb.codec, wb.dict, wb.off, wb.n = codecSlice, dictNo, off, uint64(len(form))
-			} else if c := enc.EncodeAll(form, nil); len(c) < len(form) {
-				wb.codec, wb.dict, wb.off, wb.n = codecZstd, dictNo, uint64(len(data)), uint64(len(c))
-				data = append(data, c...)
-			} else {
-				wb.codec, wb.off, wb.n = codecStored, uint64(len(data)), uint64(len(form))
-				data = append(data, form...)
-			}
-			ix.blobs[i] = wb
+		if err != nil {
+			return nil, fmt.Errorf("compress %q blobs: %w", g, err)
 		}
-		enc.Close()
 	}
-	return data, nil
+	return c.data, nil
 }
 
-// chooseDict picks a group's representatives greedily in first-use order:
-// the first blob, then every blob that compresses poorly against the
-// representatives so far, while they fit in maxDict bytes.
-func (b *builder) chooseDict(members []uint64, maxDict int) ([]byte, map[uint64]uint64, error) {
+// compressor lays out dictionaries and blobs in the data area.
+type compressor struct {
+	ix    *wireIndex
+	blobs []pendingBlob
+	data  []byte
+}
+
+// alone compresses each blob on its own.
+func (c *compressor) alone(members []uint64) error {
+	enc, err := newEncoder()
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	for _, i := range members {
+		c.place(i, 0, enc)
+	}
+	return nil
+}
+
+// group compresses a group's blobs, in first-use order (entries are
+// sorted, so similar kernels are neighbours), against dictionaries of at
+// most maxDict bytes. A blob joins the current dictionary as a
+// representative while there is room: the dictionary is stored compressed
+// as one stream, so a representative costs about what its difference to
+// the earlier ones does, and it is then read from the dictionary for free.
+// Once the dictionary is full, a blob is stored as its difference to it,
+// unless that difference is more than 1/repThreshold of the blob: then the
+// blob starts a new dictionary.
+func (c *compressor) group(members []uint64, maxDict int) error {
 	var dict []byte
-	reps := map[uint64]uint64{}
-	var enc *zstd.Encoder
+	reps := map[uint64]uint64{} // representative -> offset in dict
+	var deltas []uint64         // blobs stored against dict
+	var enc *zstd.Encoder       // encodes with dict, once it is full
 	defer func() {
 		if enc != nil {
 			enc.Close()
 		}
 	}()
+	flush := func() error {
+		if len(dict) == 0 {
+			return nil
+		}
+		stored, err := compressPlain(dict)
+		if err != nil {
+			return err
+		}
+		c.ix.dicts = append(c.ix.dicts, wireDict{off: uint64(len(c.data)), n: uint64(len(stored)), rawLen: uint64(len(dict))})
+		c.data = append(c.data, stored...)
+		dictNo := uint64(len(c.ix.dicts))
+		if enc == nil {
+			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(dictNo), dict)); err != nil {
+				return err
+			}
+		}
+		for i, off := range reps {
+			form := c.blobs[i].form()
+			c.ix.blobs[i] = c.record(i, wireBlob{codec: codecSlice, dict: dictNo, off: off, n: uint64(len(form))})
+		}
+		for _, i := range deltas {
+			c.place(i, dictNo, enc)
+		}
+		enc.Close()
+		dict, reps, deltas, enc = nil, map[uint64]uint64{}, nil, nil
+		return nil
+	}
 	for _, i := range members {
-		form := b.blobs[i].form()
-		if len(dict)+len(form) > maxDict {
+		form := c.blobs[i].form()
+		if len(dict) == 0 || len(dict)+len(form) <= maxDict {
+			reps[i] = uint64(len(dict))
+			dict = append(dict, form...)
 			continue
+		}
+		if len(dict) > 0 && enc == nil {
+			var err error
+			// The dictionary ID is fixed when the dictionary is
+			// flushed; number it ahead.
+			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(len(c.ix.dicts)+1), dict)); err != nil {
+				return err
+			}
 		}
 		if enc != nil && len(enc.EncodeAll(form, nil))*repThreshold <= len(form) {
+			deltas = append(deltas, i)
 			continue
 		}
-		reps[i] = uint64(len(dict))
+		if err := flush(); err != nil {
+			return err
+		}
+		// A dictionary holds at least one blob, however large.
+		reps[i] = 0
 		dict = append(dict, form...)
-		if enc != nil {
-			enc.Close()
-		}
-		var err error
-		if enc, err = newEncoder(zstd.WithEncoderDictRaw(1, dict)); err != nil {
-			return nil, nil, err
-		}
 	}
-	return dict, reps, nil
+	return flush()
+}
+
+// place compresses blob i with enc, which uses dictionary dictNo (0: none),
+// and appends it to the data area, or stores it as is where compression
+// does not pay.
+func (c *compressor) place(i, dictNo uint64, enc *zstd.Encoder) {
+	form := c.blobs[i].form()
+	if z := enc.EncodeAll(form, nil); len(z) < len(form) {
+		c.ix.blobs[i] = c.record(i, wireBlob{codec: codecZstd, dict: dictNo, off: uint64(len(c.data)), n: uint64(len(z))})
+		c.data = append(c.data, z...)
+		return
+	}
+	c.ix.blobs[i] = c.record(i, wireBlob{codec: codecStored, off: uint64(len(c.data)), n: uint64(len(form))})
+	c.data = append(c.data, form...)
+}
+
+// record completes w with blob i's lengths.
+func (c *compressor) record(i uint64, w wireBlob) wireBlob {
+	p := &c.blobs[i]
+	w.rawLen = uint64(len(p.raw))
+	if p.packed != nil {
+		w.packedLen = uint64(len(p.packed))
+	}
+	return w
 }
 
 func newEncoder(opts ...zstd.EOption) (*zstd.Encoder, error) {

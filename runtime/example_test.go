@@ -1,0 +1,99 @@
+package runtime_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/btfembed/btfembed/runtime"
+	"github.com/cilium/ebpf/btf"
+)
+
+// payload builds what btfembed's generator embeds, from two of the
+// minimized testdata kernels.
+func payload() []byte {
+	var entries []runtime.Entry
+	for _, k := range []runtime.Key{
+		{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"},
+		{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
+	} {
+		raw, err := os.ReadFile("testdata/minbtf/debian/12/" + k.Arch + "/" + k.Release + ".btf")
+		if err != nil {
+			panic(err)
+		}
+		entries = append(entries, runtime.Entry{Key: k, VMLinux: raw})
+	}
+	var buf bytes.Buffer
+	if err := runtime.Encode(&buf, entries, nil); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// The generator writes the payload with Encode; at run time Open reads its
+// index and Kernels lists what it holds.
+func ExampleOpen() {
+	assets, err := runtime.Open(payload())
+	if err != nil {
+		panic(err)
+	}
+	for _, k := range assets.Kernels() {
+		fmt.Println(k)
+	}
+	// Output:
+	// arm64/6.1.0-57-arm64 (debian 12)
+	// x86_64/6.1.0-47-amd64 (debian 12)
+}
+
+// Select picks BTF for the running kernel. Here the kernel is described
+// by overrides (uname -m may say aarch64) and the embedded BTF is forced,
+// as on a kernel without /sys/kernel/btf/vmlinux.
+func ExampleAssets_Select() {
+	assets, err := runtime.Open(payload())
+	if err != nil {
+		panic(err)
+	}
+	sel, err := assets.Select(&runtime.SelectOptions{
+		ForceEmbedded: true,
+		Arch:          "aarch64",
+		Release:       "6.1.0-57-arm64",
+		Distro:        "debian",
+		Version:       "12",
+	})
+	if err != nil {
+		panic(err)
+	}
+	var task *btf.Struct
+	if err := sel.Spec.TypeByName("task_struct", &task); err != nil {
+		panic(err)
+	}
+	fmt.Println(sel.Source, sel.Key, task.Size > 0)
+
+	_, err = assets.Select(&runtime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
+	fmt.Println(errors.Is(err, runtime.ErrKernelNotSupported))
+	fmt.Println(err)
+	// Output:
+	// embedded arm64/6.1.0-57-arm64 (debian 12) true
+	// true
+	// kernel not supported: arch x86_64, release 5.15.0-1-generic, ubuntu 22.04: none of the 2 embedded kernels matches
+}
+
+// CollectionOptions gives options for ebpf.NewCollectionWithOptions with
+// the selected BTF as the CO-RE target.
+func ExampleAssets_CollectionOptions() {
+	assets, err := runtime.Open(payload())
+	if err != nil {
+		panic(err)
+	}
+	opts, sel, err := assets.CollectionOptions(&runtime.SelectOptions{
+		ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64",
+	})
+	if err != nil {
+		panic(err)
+	}
+	// Then: coll, err := ebpf.NewCollectionWithOptions(spec, *opts)
+	fmt.Println(sel.Key, opts.Programs.KernelTypes == sel.Spec)
+	// Output:
+	// x86_64/6.1.0-47-amd64 (debian 12) true
+}
