@@ -20,25 +20,51 @@ import (
 
 // kernel is one real kernel BTF of the test corpus.
 type kernel struct {
-	name string
-	load func() ([]byte, error)
+	name  string
+	load  func() ([]byte, error)
+	specs func() (*kernelBTF, error)
+}
+
+// kernelBTF is a kernel's BTF parsed by rawbtf and by cilium/ebpf.
+type kernelBTF struct {
+	raw  *rawbtf.Spec
+	full *btf.Spec
+}
+
+func newKernel(name string, load func() ([]byte, error)) kernel {
+	load = sync.OnceValues(load)
+	return kernel{name, load, sync.OnceValues(func() (*kernelBTF, error) {
+		data, err := load()
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawbtf.Parse(data, nil)
+		if err != nil {
+			return nil, err
+		}
+		full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		return &kernelBTF{raw, full}, nil
+	})}
 }
 
 const ciliumTestdata = "/root/go/pkg/mod/github.com/cilium/ebpf@v0.22.0/btf/testdata"
 
 // kernels lists the BTFHub kernels under testdata and the running
-// kernel's BTF, each decompressed once per test binary.
+// kernel's BTF, each decompressed and parsed once per test binary.
 var kernels = sync.OnceValue(func() []kernel {
 	var ks []kernel
 	paths, _ := filepath.Glob("../testdata/btfhub/*/*/*/*.btf.tar.xz")
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".btf.tar.xz")
-		ks = append(ks, kernel{name, sync.OnceValues(func() ([]byte, error) { return readTarXZ(p) })})
+		ks = append(ks, newKernel(name, func() ([]byte, error) { return readTarXZ(p) }))
 	}
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err == nil {
-		ks = append(ks, kernel{"running", sync.OnceValues(func() ([]byte, error) {
+		ks = append(ks, newKernel("running", func() ([]byte, error) {
 			return os.ReadFile("/sys/kernel/btf/vmlinux")
-		})})
+		}))
 	}
 	return ks
 })
@@ -68,19 +94,11 @@ func readTarXZ(path string) ([]byte, error) {
 
 func kernelSpecs(tb testing.TB, k kernel) (*rawbtf.Spec, *btf.Spec) {
 	tb.Helper()
-	data, err := k.load()
+	s, err := k.specs()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	raw, err := rawbtf.Parse(data, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return raw, full
+	return s.raw, s.full
 }
 
 // testObjects are the project's compiled test objects.

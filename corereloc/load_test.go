@@ -12,6 +12,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // TestLoadAgreesWithCilium: every relocation cilium/ebpf attaches to an
@@ -201,6 +203,36 @@ func FuzzLoadReader(f *testing.F) {
 			if len(r.accessor) == 0 || !r.Kind.valid() {
 				t.Fatalf("invalid relocation accepted: %+v", r)
 			}
+		}
+	})
+}
+
+// FuzzMatch feeds whatever Load accepts to Match and Minimize against
+// cilium/ebpf's relocs_read_tgt BTF: bad objects must give errors or
+// outcomes, never a panic.
+func FuzzMatch(f *testing.F) {
+	for _, p := range []string{"relocs_read-el.elf", "relocs-el.elf", "relocs_enum-el.elf"} {
+		data, err := os.ReadFile(filepath.Join(ciliumTestdata, p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	tgt, err := rawbtf.Parse(elfBTF(f, filepath.Join(ciliumTestdata, "relocs_read_tgt-el.elf")), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj, err := LoadReader("fuzz.o", bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		res, err := Match([]*Object{obj}, []*rawbtf.Spec{tgt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Minimize(res); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
