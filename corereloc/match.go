@@ -54,7 +54,7 @@ type TypeRef struct {
 // Outcome is the result of one relocation on the targets.
 type Outcome struct {
 	Status        Status
-	Local, Target uint64 // the fixup, for Resolved and Missing
+	Local, Target uint64 // the fixup, for Resolved and Missing; for local_type_id both are the local ID (the loader assigns the final one)
 	Poisoned      bool   // Missing and the instruction is poisoned
 	Candidate     TypeRef
 	Err           error // for Ambiguous and Failed
@@ -69,8 +69,8 @@ type Result struct {
 	Outcomes [][]Outcome
 
 	marks marks
-	// pending are candidates' type mismatches whose log was not merged:
-	// Minimize checks they still fail on the minimized BTF.
+	// pending are type mismatches whose log was not merged: Minimize
+	// checks they still fail on the minimized BTF.
 	pending []pending
 }
 
@@ -198,8 +198,10 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			}
 			if keep {
 				res.marks.merge(logs)
-				res.pending = append(res.pending, fails...)
 			}
+			// A dropped candidate may still be in the output, as the
+			// type of something kept: check its mismatches too.
+			res.pending = append(res.pending, fails...)
 		}
 		res.score(refs, cands, table)
 	}

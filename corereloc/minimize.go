@@ -19,8 +19,9 @@ import (
 // and signedness and only the enumerators relied on. A pointer or
 // prototype parameter whose target is not kept points to void.
 //
-// A relocation that does not fit a kept candidate must not fit it in the
-// minimized BTF either. For field and enumerator kinds that holds by
+// A relocation that does not fit a candidate must not fit it in the
+// minimized BTF either, if the candidate is there (kept, or the type of
+// something kept). For field and enumerator kinds that holds by
 // construction; a type mismatch found behind a pointer could vanish when
 // the pointer is made to point to void, so Minimize computes those again
 // on its output and keeps what they read where the result would change.
@@ -60,13 +61,14 @@ type minimized struct {
 }
 
 // fits computes a pending relocation on the minimized BTF and reports
-// whether the candidate fits now (or errors), unlike on the full BTF.
+// whether the candidate, if in the output, fits now (or errors), unlike on
+// the full BTF.
 func (out *minimized) fits(res *Result, p pending) (bool, error) {
 	obj := res.Objects[p.ref.obj]
 	w := &walker{local: obj.BTF, targets: out.specs}
 	id, ok := out.newIDs[p.cand.spec][p.cand.id]
 	if !ok {
-		return false, fmt.Errorf("candidate %d of target %d not kept", p.cand.id, p.cand.spec)
+		return false, nil // not in the output: no candidate there
 	}
 	cand, err := w.typ(p.cand.spec, id)
 	if err != nil {
