@@ -53,11 +53,13 @@ type TypeRef struct {
 
 // Outcome is the result of one relocation on the targets.
 type Outcome struct {
-	Status        Status
-	Local, Target uint64 // the fixup, for Resolved and Missing; for local_type_id both are the local ID (the loader assigns the final one)
-	Poisoned      bool   // Missing and the instruction is poisoned
-	Candidate     TypeRef
-	Err           error // for Ambiguous and Failed
+	Status Status
+	// Local and Target are the fixup, for Resolved and Missing. For
+	// local_type_id both are the local ID: the loader assigns the final one.
+	Local, Target uint64
+	Poisoned      bool    // Missing and the instruction is poisoned
+	Candidate     TypeRef // the winning target type, for Resolved
+	Err           error   // for Ambiguous and Failed
 }
 
 // Result is the outcome of every relocation of some objects on one kernel
