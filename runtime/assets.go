@@ -146,15 +146,21 @@ func (a *Assets) Lookup(key Key) (*Selection, error) {
 
 // selection loads entry e (once) and wraps it in a Selection.
 func (a *Assets) selection(e *assetEntry, relocate RelocateFunc) (*Selection, error) {
-	e.once.Do(func() { e.spec, e.modRaw, e.loadErr = a.loadEntry(e) })
-	if e.loadErr != nil {
-		return nil, e.loadErr
+	spec, modRaw, err := a.load(e)
+	if err != nil {
+		return nil, err
 	}
-	sel := &Selection{Source: SourceEmbedded, Key: e.key, Spec: e.spec, ModuleBTF: e.modRaw}
+	sel := &Selection{Source: SourceEmbedded, Key: e.key, Spec: spec, ModuleBTF: modRaw}
 	if err := sel.loadModules(relocate); err != nil {
 		return nil, err
 	}
 	return sel, nil
+}
+
+// load decompresses and parses entry e, once.
+func (a *Assets) load(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
+	e.once.Do(func() { e.spec, e.modRaw, e.loadErr = a.loadEntry(e) })
+	return e.spec, e.modRaw, e.loadErr
 }
 
 func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {

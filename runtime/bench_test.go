@@ -62,9 +62,9 @@ func BenchmarkLoadKernelSpec(b *testing.B) {
 }
 
 // BenchmarkPayloadSize reports the payload size for the -minbtf kernels
-// under several encodings next to the sum of the raw files and a solid
-// `tar | xz -9` of them (when xz is installed). It measures bytes, not
-// time.
+// under several encodings next to the sum of the raw files, a solid
+// `tar | xz -9` of them and BTFHub-style per-kernel .btf.tar.xz files
+// (when xz is installed). It measures bytes, not time.
 func BenchmarkPayloadSize(b *testing.B) {
 	entries := testEntries(b)
 	raw := 0
@@ -88,6 +88,22 @@ func BenchmarkPayloadSize(b *testing.B) {
 			b.Fatal(err)
 		}
 		metrics["tar-xz9-bytes"] = len(out)
+		perKernel := 0
+		for _, e := range entries {
+			var one bytes.Buffer
+			tw := tar.NewWriter(&one)
+			tw.WriteHeader(&tar.Header{Name: e.Key.Release + ".btf", Mode: 0o644, Size: int64(len(e.VMLinux))})
+			tw.Write(e.VMLinux)
+			tw.Close()
+			cmd := exec.Command(xz, "-9", "-c")
+			cmd.Stdin = &one
+			out, err := cmd.Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			perKernel += len(out)
+		}
+		metrics["per-kernel-tar-xz9-bytes"] = perKernel
 	}
 	for name, opts := range map[string]*EncodeOptions{
 		"zstd-per-blob":        {MaxDictSize: -1, noPack: true},

@@ -8,8 +8,9 @@ import "github.com/cilium/ebpf"
 // module name.
 //
 // When the selection is the running kernel's own BTF read from the usual
-// place (no HostRoot), both fields stay nil: cilium/ebpf then uses that
-// same BTF and the BTF of every loaded module itself, from its own cache.
+// place (no HostRoot), KernelTypes stays nil: cilium/ebpf then uses that
+// same BTF and the BTF of every loaded module itself, from its own cache,
+// and ExtraRelocationTargets holds only modules taken from the payload.
 func (a *Assets) CollectionOptions(opts *SelectOptions) (*ebpf.CollectionOptions, *Selection, error) {
 	sel, err := a.Select(opts)
 	if err != nil {
@@ -17,6 +18,9 @@ func (a *Assets) CollectionOptions(opts *SelectOptions) (*ebpf.CollectionOptions
 	}
 	co := &ebpf.CollectionOptions{}
 	if sel.Source == SourceKernel && rootDir(sel.root) == "/" {
+		for _, m := range sel.ModuleBTF {
+			co.Programs.ExtraRelocationTargets = append(co.Programs.ExtraRelocationTargets, sel.Modules[m.Name])
+		}
 		return co, sel, nil
 	}
 	co.Programs.KernelTypes = sel.Spec

@@ -89,10 +89,13 @@ type Selection struct {
 	// Modules holds module BTF by module name, ready for
 	// ebpf.ProgramOptions.ExtraRelocationTargets. For SourceEmbedded, a
 	// module with a distilled base is present only if a RelocateFunc was
-	// given; for SourceKernel, the kernel's BTF of every module the payload
-	// knows of for this architecture and the kernel has loaded.
+	// given. For SourceKernel, it is the kernel's BTF of every module the
+	// payload knows of for this architecture and the kernel has BTF for,
+	// plus, given a RelocateFunc, embedded modules of the matching entry
+	// that the kernel has no BTF for, relocated onto the kernel's.
 	Modules map[string]*btf.Spec
-	// ModuleBTF is the raw module BTF of an embedded entry, sorted by
+	// ModuleBTF is the raw embedded module BTF behind Modules (for
+	// SourceKernel, only the modules taken from the payload), sorted by
 	// name; callers must not modify it.
 	ModuleBTF []ModuleBTF
 
@@ -171,7 +174,7 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	}
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(key, opts.HostRoot)
+		sel, err := a.kernelSelection(key, opts.HostRoot, opts.Relocate)
 		if sel != nil || err == nil {
 			return sel, err
 		}
@@ -241,8 +244,10 @@ func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
 }
 
 // kernelSelection loads the kernel's own BTF, or returns nil, nil when the
-// kernel has none.
-func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
+// kernel has none. Modules come from the kernel too; one the kernel has no
+// BTF for (CONFIG_DEBUG_INFO_BTF_MODULES off) is taken from the matching
+// embedded entry, if any, and relocated onto the kernel's vmlinux BTF.
+func (a *Assets) kernelSelection(key Key, root string, relocate RelocateFunc) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
 	if _, err := os.Stat(vmlinux); errors.Is(err, fs.ErrNotExist) {
@@ -278,7 +283,40 @@ func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
+	if err := a.embeddedModules(sel, relocate); err != nil {
+		return nil, err
+	}
 	return sel, nil
+}
+
+// embeddedModules adds to a SourceKernel selection the distilled modules
+// of the matching embedded entry that the kernel lacks.
+func (a *Assets) embeddedModules(sel *Selection, relocate RelocateFunc) error {
+	if relocate == nil {
+		return nil
+	}
+	e, err := a.match(sel.Key)
+	if err != nil || len(e.modules) == 0 {
+		return nil // nothing embedded for this kernel
+	}
+	if _, _, err := a.load(e); err != nil {
+		return err
+	}
+	for _, m := range e.modRaw {
+		if _, ok := sel.Modules[m.Name]; ok || m.Base == nil {
+			continue
+		}
+		spec, err := relocate(m.Split, m.Base, sel.Spec)
+		if err != nil {
+			return fmt.Errorf("embedded BTF for %s: module %s onto the kernel's BTF: %w", e.key, m.Name, err)
+		}
+		if sel.Modules == nil {
+			sel.Modules = map[string]*btf.Spec{}
+		}
+		sel.Modules[m.Name] = spec
+		sel.ModuleBTF = append(sel.ModuleBTF, m)
+	}
+	return nil
 }
 
 // moduleNames lists the modules any entry of arch has, sorted.

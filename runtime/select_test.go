@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf/btf"
 )
 
 // selectPayload embeds the testdata kernels plus two entries that make
@@ -169,5 +172,41 @@ func TestNormalizeArch(t *testing.T) {
 		if got := NormalizeArch(in); got != want {
 			t.Errorf("NormalizeArch(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSelectKernelLacksModuleBTF covers a kernel with vmlinux BTF but no
+// module BTF: the embedded distilled module is relocated onto the
+// kernel's vmlinux BTF.
+func TestSelectKernelLacksModuleBTF(t *testing.T) {
+	e := moduleEntry(t, true)
+	a := open(t, encode(t, []Entry{e}, nil))
+	root := hostRoot(t, "etc/os-release", "ID=debian\n")
+	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
+	var onto *btf.Spec
+	relocate := func(split, distilledBase []byte, newBase *btf.Spec) (*btf.Spec, error) {
+		onto = newBase
+		return btf.LoadSplitSpecFromReader(bytes.NewReader(split), loadRaw(t, distilledBase))
+	}
+	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
+
+	sel, err := a.Select(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceKernel || len(sel.Modules) != 0 {
+		t.Fatalf("without a relocation hook: %s, modules %v", sel.Source, sel.Modules)
+	}
+
+	opts.Relocate = relocate
+	co, sel, err := a.CollectionOptions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceKernel || onto != sel.Spec || sel.Modules["bpf_testmod"] == nil || len(sel.ModuleBTF) != 1 {
+		t.Fatalf("module not relocated onto the kernel's BTF: %s %v", sel.Source, sel.Modules)
+	}
+	if len(co.Programs.ExtraRelocationTargets) != 1 || co.Programs.ExtraRelocationTargets[0] != sel.Modules["bpf_testmod"] {
+		t.Errorf("relocated module not a relocation target: %+v", co.Programs)
 	}
 }
