@@ -56,6 +56,7 @@ func newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxMemory(maxBlobLen),
+		zstd.WithDecodeAllCapLimit(true), // see decodeFrame
 	}
 	return zstd.NewReader(nil, append(base, opts...)...)
 }
@@ -83,6 +84,7 @@ func Open(payload []byte) (*Assets, error) {
 // openVerified parses a payload whose checksum has been checked.
 func openVerified(payload []byte) (*Assets, error) {
 	n := uint64(binary.LittleEndian.Uint32(payload[16:]))
+	rawLen := uint64(binary.LittleEndian.Uint32(payload[20:]))
 	if n > uint64(len(payload)-fixedHeader) {
 		return nil, fmt.Errorf("%w: index of %d bytes overruns the payload", ErrCorrupt, n)
 	}
@@ -90,7 +92,7 @@ func openVerified(payload []byte) (*Assets, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := decodeFrame(dec, payload[fixedHeader:fixedHeader+n], 0)
+	raw, err := decodeFrame(dec, payload[fixedHeader:fixedHeader+n], rawLen)
 	if err != nil {
 		return nil, fmt.Errorf("%w: index: %w", ErrCorrupt, err)
 	}
@@ -248,10 +250,6 @@ func (a *Assets) dict(i uint64) ([]byte, error) {
 			d.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, i, err)
 			return
 		}
-		if uint64(len(content)) != w.rawLen {
-			d.err = fmt.Errorf("%w: dictionary %d: decoded %d bytes, index says %d", ErrCorrupt, i, len(content), w.rawLen)
-			return
-		}
 		d.content = content
 	})
 	return d.content, d.err
@@ -274,19 +272,23 @@ func (a *Assets) dictDecoder(i uint64) (*zstd.Decoder, error) {
 	return d.dec, d.decErr
 }
 
-// decodeFrame decompresses one zstd frame that should hold want bytes (0:
-// unknown), refusing before any allocation a frame that announces another
-// size.
+// decodeFrame decompresses one zstd frame that should hold want bytes. The
+// output never grows past that, so a corrupt frame cannot make a large
+// allocation.
 func decodeFrame(dec *zstd.Decoder, frame []byte, want uint64) ([]byte, error) {
 	var h zstd.Header
 	if err := h.Decode(frame); err != nil {
 		return nil, err
 	}
-	if h.HasFCS && want != 0 && h.FrameContentSize != want {
+	if h.HasFCS && h.FrameContentSize != want {
 		return nil, fmt.Errorf("frame holds %d bytes, expected %d", h.FrameContentSize, want)
 	}
-	if h.HasFCS && h.FrameContentSize > maxBlobLen {
-		return nil, fmt.Errorf("frame of %d bytes is too large", h.FrameContentSize)
+	if want > maxBlobLen {
+		return nil, fmt.Errorf("frame of %d bytes is too large", want)
 	}
-	return dec.DecodeAll(frame, make([]byte, 0, want))
+	out, err := dec.DecodeAll(frame, make([]byte, 0, want))
+	if err == nil && uint64(len(out)) != want {
+		err = fmt.Errorf("frame holds %d bytes, expected %d", len(out), want)
+	}
+	return out, err
 }

@@ -76,9 +76,13 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 		if len(e.VMLinux) == 0 {
 			return fmt.Errorf("entry %s: no vmlinux BTF", e.Key)
 		}
+		vmlinux, err := b.blob(e.VMLinux, "vmlinux")
+		if err != nil {
+			return fmt.Errorf("entry %s: vmlinux: %w", e.Key, err)
+		}
 		we := wireEntry{
 			key:     [4]uint64{b.str(e.Key.Arch), b.str(e.Key.Release), b.str(e.Key.Distro), b.str(e.Key.Version)},
-			vmlinux: b.blob(e.VMLinux, "vmlinux"),
+			vmlinux: vmlinux,
 		}
 		for j, m := range e.Modules {
 			if !validModuleName(m.Name) || len(m.Split) == 0 {
@@ -87,9 +91,17 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 			if j > 0 && m.Name == e.Modules[j-1].Name {
 				return fmt.Errorf("entry %s: duplicate module %s", e.Key, m.Name)
 			}
-			wm := wireModule{name: b.str(m.Name), split: b.blob(m.Split, "split\x00"+m.Name)}
+			split, err := b.blob(m.Split, "split\x00"+m.Name)
+			if err != nil {
+				return fmt.Errorf("entry %s: module %s: %w", e.Key, m.Name, err)
+			}
+			wm := wireModule{name: b.str(m.Name), split: split}
 			if len(m.Base) != 0 {
-				wm.base = b.blob(m.Base, "base\x00"+m.Name) + 1
+				base, err := b.blob(m.Base, "base\x00"+m.Name)
+				if err != nil {
+					return fmt.Errorf("entry %s: module %s base: %w", e.Key, m.Name, err)
+				}
+				wm.base = base + 1
 			}
 			we.modules = append(we.modules, wm)
 		}
@@ -101,7 +113,11 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	if err != nil {
 		return err
 	}
-	index, err := compressPlain(ix.marshal())
+	rawIndex := ix.marshal()
+	if len(rawIndex) > maxBlobLen {
+		return fmt.Errorf("index of %d bytes exceeds the %d-byte limit", len(rawIndex), maxBlobLen)
+	}
+	index, err := compressPlain(rawIndex)
 	if err != nil {
 		return err
 	}
@@ -111,6 +127,7 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	out = binary.LittleEndian.AppendUint32(out, formatVersion)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(rawIndex)))
 	out = append(out, index...)
 	out = append(out, data...)
 	binary.LittleEndian.PutUint32(out[12:], crc32.Checksum(out[16:], castagnoli))
@@ -161,10 +178,13 @@ func (b *builder) str(s string) uint64 {
 	return i
 }
 
-func (b *builder) blob(raw []byte, group string) uint64 {
+func (b *builder) blob(raw []byte, group string) (uint64, error) {
+	if len(raw) > maxBlobLen {
+		return 0, fmt.Errorf("%d bytes of BTF exceed the %d-byte limit", len(raw), maxBlobLen)
+	}
 	sum := sha256.Sum256(raw)
 	if i, ok := b.blobIdx[sum]; ok {
-		return i
+		return i, nil
 	}
 	i := uint64(len(b.blobs))
 	b.blobIdx[sum] = i
@@ -180,7 +200,7 @@ func (b *builder) blob(raw []byte, group string) uint64 {
 		b.groups = append(b.groups, group)
 	}
 	b.groupIdx[group] = append(b.groupIdx[group], i)
-	return i
+	return i, nil
 }
 
 // compress fills ix.dicts and ix.blobs and returns the data area.

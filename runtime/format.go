@@ -14,8 +14,9 @@ import (
 //	8   u32      format version (formatVersion)
 //	12  u32      CRC-32C (Castagnoli) of every byte from offset 16 to the end
 //	16  u32      length n of the index frame
-//	20  [n]byte  index: one zstd frame
-//	20+n         data: dictionaries and blobs, addressed relative to here
+//	20  u32      length of the decompressed index
+//	24  [n]byte  index: one zstd frame
+//	24+n         data: dictionaries and blobs, addressed relative to here
 //
 // The decompressed index:
 //
@@ -42,7 +43,7 @@ import (
 const (
 	payloadMagic  = "BTFEMBED"
 	formatVersion = 1
-	fixedHeader   = 20
+	fixedHeader   = 24
 
 	codecStored = 0
 	codecZstd   = 1
