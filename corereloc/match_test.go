@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -192,4 +193,46 @@ func TestOracleCatchesDroppedMembers(t *testing.T) {
 		t.Fatal("no mismatch reported for a BTF without members")
 	}
 	t.Logf("%d mismatches, e.g. %v", len(ms), ms[0])
+}
+
+// TestMatchConcurrent runs Match on every kernel at once with shared
+// objects, as the generator does (run with -race).
+func TestMatchConcurrent(t *testing.T) {
+	objs, err := Load(testObjects(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := kernels()
+	want := make([][]byte, len(ks))
+	for i, k := range ks {
+		raw, _ := kernelSpecs(t, k)
+		res, err := Match(objs, []*rawbtf.Spec{raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[i], _, err = Minimize(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([][]byte, len(ks))
+	errs := make([]error, len(ks))
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		raw, _ := kernelSpecs(t, k)
+		wg.Go(func() {
+			res, err := Match(objs, []*rawbtf.Spec{raw})
+			if err == nil {
+				got[i], _, err = Minimize(res)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i := range ks {
+		if errs[i] != nil {
+			t.Error(errs[i])
+		} else if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("%s: concurrent output differs", ks[i].name)
+		}
+	}
 }
