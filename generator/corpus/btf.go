@@ -12,7 +12,7 @@ import (
 func btfBlob(data []byte) ([]byte, error) {
 	h, _, err := rawbtf.ParseHeader(data)
 	if err != nil {
-		return nil, fmt.Errorf("not BTF: %w", err)
+		return nil, fmt.Errorf("BTF header: %w", err)
 	}
 	n := h.Size()
 	if n > len(data) {

@@ -80,24 +80,24 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 	case formatXZ:
 		xr, err := xz.NewReader(bytes.NewReader(data), 0)
 		if err != nil {
-			return nil, fmt.Errorf("xz: %w", err)
+			return nil, formatError(formatXZ, err)
 		}
 		xr.Multistream(false)
 		r = xr
 	case formatZstd:
 		d, err := zstdDecoder()
 		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+			return nil, formatError(formatZstd, err)
 		}
 		b, err := d.DecodeAll(data, out.Bytes())
 		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+			return nil, formatError(formatZstd, err)
 		}
 		return b, nil
 	case formatGzip:
 		gr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
+			return nil, formatError(formatGzip, err)
 		}
 		gr.Multistream(false)
 		r = gr
@@ -110,7 +110,7 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 	case formatLZMA:
 		lr, err := lzma.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("lzma: %w", err)
+			return nil, formatError(formatLZMA, err)
 		}
 		r = lr
 	case formatLZO:
@@ -120,7 +120,7 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 	}
 	n, err := out.ReadFrom(io.LimitReader(r, maxDecompressed+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", format, err)
+		return nil, formatError(format, err)
 	}
 	if n > maxDecompressed {
 		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, maxDecompressed)
@@ -155,7 +155,7 @@ func decompressLZ4Legacy(data, out []byte) ([]byte, error) {
 		out = growSlice(out, lz4LegacyBlock)
 		m, err := lz4.UncompressBlock(data[:n], out[len(out):len(out)+lz4LegacyBlock])
 		if err != nil {
-			return nil, fmt.Errorf("lz4: %w", err)
+			return nil, formatError(formatLZ4, err)
 		}
 		out = out[:len(out)+m]
 		data = data[n:]
@@ -182,19 +182,19 @@ func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 	case formatXZ:
 		xr, err := xz.NewReader(r, 0)
 		if err != nil {
-			return nil, fmt.Errorf("xz: %w", err)
+			return nil, formatError(formatXZ, err)
 		}
 		return io.NopCloser(xr), nil
 	case formatZstd:
 		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed))
 		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
+			return nil, formatError(formatZstd, err)
 		}
 		return zr.IOReadCloser(), nil
 	case formatGzip:
 		gr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
+			return nil, formatError(formatGzip, err)
 		}
 		return gr, nil
 	case formatBzip2:
@@ -216,4 +216,14 @@ func formatFromExt(name string) string {
 		return formatBzip2
 	}
 	return formatNone
+}
+
+// formatError prefixes a decoder's error with the format's name unless the
+// decoder already did ("xz: data is truncated or corrupt").
+func formatError(format string, err error) error {
+	name, _, _ := strings.Cut(format, "-")
+	if strings.HasPrefix(err.Error(), name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", format, err)
 }

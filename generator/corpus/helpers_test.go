@@ -197,3 +197,13 @@ func readTestModule(tb testing.TB, file string) []byte {
 	}
 	return b
 }
+
+// hubFile returns the BTFHub archive file of a testCorpus kernel.
+func hubFile(tb testing.TB, k Key) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(testCorpus, k.Distro, k.Version, k.Arch, k.Release+".btf.tar.xz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}

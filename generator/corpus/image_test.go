@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -86,7 +84,7 @@ func TestFindImageBTFErrors(t *testing.T) {
 		{"payload outside file", outside, nil, "outside the"},
 		{"truncated xz", compressors[formatXZ](t, btf)[:40], nil, "xz"},
 		{"raw BTF with trailing bytes", append(bytes.Clone(btf), 1, 2, 3), nil, "3 bytes after the BTF blob"},
-		{"truncated raw BTF", btf[:len(btf)-1], nil, "not BTF"},
+		{"truncated raw BTF", btf[:len(btf)-1], nil, "BTF header: "},
 		{"empty", nil, ErrUnknownFormat, ""},
 	}
 	for _, tt := range tests {
@@ -100,32 +98,6 @@ func TestFindImageBTFErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not say %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// TestFindImageBTFReal extracts the BTF of each Debian image in the shared
-// corpus (xz, lz4 and zstd bzImages, a flat arm64 Image) and compares it
-// with the BTFHub archive of the same release.
-func TestFindImageBTFReal(t *testing.T) {
-	dir := sharedCorpus(t)
-	for _, tk := range testKernels {
-		t.Run(tk.key.Release, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, "images", "vmlinuz-"+tk.key.Release))
-			if err != nil {
-				t.Fatal(err)
-			}
-			img, err := findImageBTF(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(img.BTF, hubBTF(t, tk.key)) {
-				t.Errorf("BTF (%d bytes) differs from the BTFHub archive's", len(img.BTF))
-			}
-			got := completeKey(Key{}, img)
-			if got != tk.key {
-				t.Errorf("key %v, want %v", got, tk.key)
 			}
 		})
 	}

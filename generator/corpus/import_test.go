@@ -1,0 +1,282 @@
+package corpus
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readBack reads a corpus written by Import and indexes it by key.
+func readBack(tb testing.TB, dir string) map[Key]*Kernel {
+	tb.Helper()
+	kernels, errs := collect(tb, []string{dir}, nil)
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+	m := map[Key]*Kernel{}
+	for _, k := range kernels {
+		m[k.Key] = k
+	}
+	return m
+}
+
+// checkNoTemp fails if a temporary file or directory is left in dir.
+func checkNoTemp(tb testing.TB, dir string) {
+	tb.Helper()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), ".tmp") {
+			tb.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
+
+// tarMember extracts a corpus file's member with the xz and tar commands,
+// as BTFHub's tools do, or returns nil without them.
+func tarMember(tb testing.TB, file, member string) []byte {
+	tb.Helper()
+	if _, err := exec.LookPath("xz"); err != nil {
+		return nil
+	}
+	out, err := exec.Command("tar", "-xJOf", file, member).Output()
+	if err != nil {
+		tb.Fatalf("tar -xJOf %s %s: %v", file, member, err)
+	}
+	return out
+}
+
+// TestImportImages imports each Debian image of the shared corpus (bzImages
+// with xz, lz4 and zstd payloads, a flat arm64 Image): the BTF written must
+// be byte-identical to the BTFHub archive of the same release, under the
+// same key.
+func TestImportImages(t *testing.T) {
+	shared := sharedCorpus(t)
+	var inputs []string
+	for _, tk := range testKernels {
+		inputs = append(inputs, filepath.Join(shared, "images", "vmlinuz-"+tk.key.Release))
+	}
+	out := t.TempDir()
+	res, err := Import(t.Context(), out, inputs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) > 0 || len(res.Kernels) != len(testKernels) {
+		t.Fatalf("imported %d, skipped %v", len(res.Kernels), res.Skipped)
+	}
+	got := readBack(t, out)
+	for _, tk := range testKernels {
+		k := got[tk.key]
+		if k == nil {
+			t.Errorf("%v not imported (got %v)", tk.key, res.Kernels)
+			continue
+		}
+		want := hubBTF(t, tk.key)
+		if !bytes.Equal(k.VMLinux, want) {
+			t.Errorf("%v: imported BTF (%d bytes) differs from the BTFHub archive's (%d bytes)", tk.key, len(k.VMLinux), len(want))
+		}
+		if m := tarMember(t, KernelPath(out, tk.key), tk.key.Release+".btf"); m != nil && !bytes.Equal(m, want) {
+			t.Errorf("%v: tar -xJ gives different bytes", tk.key)
+		}
+	}
+	checkNoTemp(t, out)
+}
+
+// TestImportDeb imports the shared corpus's kernel package: its vmlinux BTF
+// must equal the BTFHub archive's and all 1,121 modules must come with it,
+// each module's BTF equal to its .ko's .BTF section.
+func TestImportDeb(t *testing.T) {
+	shared := sharedCorpus(t)
+	deb := filepath.Join(shared, "packages", "linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb")
+	key := testKernels[2].key
+	out := t.TempDir()
+	res, err := Import(t.Context(), out, []string{deb}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != key {
+		t.Fatalf("imported %v, skipped %v", res.Kernels, res.Skipped)
+	}
+	k := readBack(t, out)[key]
+	if !bytes.Equal(k.VMLinux, hubBTF(t, key)) {
+		t.Error("imported BTF differs from the BTFHub archive's")
+	}
+	const wantModules = 1121 // ../shared/corpus/README.md
+	if len(k.Modules) != wantModules {
+		t.Errorf("%d modules, want %d", len(k.Modules), wantModules)
+	}
+	if _, err := exec.LookPath("dpkg-deb"); err != nil {
+		t.Skip("dpkg-deb not installed: module BTF not compared")
+	}
+	tree := t.TempDir()
+	if msg, err := exec.Command("dpkg-deb", "-x", deb, tree).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb: %v: %s", err, msg)
+	}
+	kos := map[string]string{}
+	filepath.WalkDir(filepath.Join(tree, "lib/modules", key.Release), func(p string, d fs.DirEntry, err error) error {
+		if name, ok := moduleName(d.Name()); ok {
+			kos[name] = p
+		}
+		return nil
+	})
+	if len(kos) != len(k.Modules) {
+		t.Errorf("dpkg-deb gives %d modules, import %d", len(kos), len(k.Modules))
+	}
+	for i, m := range k.Modules {
+		if i%50 != 0 && m.Name != "nf_conntrack" {
+			continue // a sample keeps llvm-objcopy runs few
+		}
+		ko, err := os.ReadFile(kos[m.Name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(m.BTF, objcopySection(t, ko, ".BTF")) {
+			t.Errorf("module %s: BTF differs from its .BTF section", m.Name)
+		}
+	}
+}
+
+// TestImportInputs imports one of each small input kind and checks what
+// each gives, and that the bad ones are skipped with an error naming them.
+func TestImportInputs(t *testing.T) {
+	in := t.TempDir()
+	btf := smallBTF(t)
+	writeFile(t, filepath.Join(in, "vmlinux"), vmlinuxELF(t, elf.EM_AARCH64))
+	writeFile(t, filepath.Join(in, "6.99.1-raw.btf"), btf)
+	writeFile(t, filepath.Join(in, "garbage"), []byte("garbage"))
+	hubKey := testKernels[2].key
+	hub := filepath.Join(testCorpus, hubKey.Distro, hubKey.Version, hubKey.Arch, hubKey.Release+".btf.tar.xz")
+	missing := filepath.Join(in, "missing")
+
+	out := t.TempDir()
+	inputs := []string{filepath.Join(in, "vmlinux"), filepath.Join(in, "6.99.1-raw.btf"), hub, filepath.Join(in, "garbage"), missing}
+	res, err := Import(t.Context(), out, inputs, &ImportOptions{Key: Key{Arch: "riscv64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Key][]byte{
+		{Arch: "riscv64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"}: btf,
+		{Arch: "riscv64", Release: "6.99.1-raw"}:                                     btf,
+		{Arch: "riscv64", Release: hubKey.Release, Distro: "debian", Version: "12"}:  hubBTF(t, hubKey),
+	}
+	got := readBack(t, out)
+	if len(got) != len(want) {
+		t.Errorf("imported %v, want %d kernels", res.Kernels, len(want))
+	}
+	for k, b := range want {
+		if g := got[k]; g == nil || !bytes.Equal(g.VMLinux, b) {
+			t.Errorf("%v: not imported or different BTF", k)
+		}
+	}
+	if len(res.Skipped) != 2 {
+		t.Fatalf("skipped %v, want garbage and missing", res.Skipped)
+	}
+	for _, err := range res.Skipped {
+		var ke *KernelError
+		if !errors.As(err, &ke) || (ke.Path != missing && ke.Path != filepath.Join(in, "garbage")) {
+			t.Errorf("skipped error %v names no input", err)
+		}
+	}
+
+	t.Run("strict", func(t *testing.T) {
+		out := t.TempDir()
+		_, err := Import(t.Context(), out, []string{filepath.Join(in, "garbage")}, &ImportOptions{Strict: true})
+		if !errors.Is(err, ErrUnknownFormat) {
+			t.Fatalf("error %v, want ErrUnknownFormat", err)
+		}
+		entries, _ := os.ReadDir(out)
+		if len(entries) != 0 {
+			t.Errorf("strict import of a bad input wrote %d entries", len(entries))
+		}
+	})
+	t.Run("no release", func(t *testing.T) {
+		_, err := Import(t.Context(), t.TempDir(), []string{filepath.Join(in, "6.99.1-raw.btf")}, &ImportOptions{Strict: true})
+		if !errors.Is(err, ErrIncompleteKey) || !strings.Contains(err.Error(), "-arch") {
+			t.Fatalf("error %v, want ErrIncompleteKey telling the flags", err)
+		}
+	})
+}
+
+// TestImportRunningKernel imports /sys/kernel/btf/vmlinux under the running
+// kernel's release.
+func TestImportRunningKernel(t *testing.T) {
+	want, err := os.ReadFile(sysVMLinux)
+	if err != nil {
+		t.Skipf("running kernel exposes no BTF: %v", err)
+	}
+	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		t.Skip(err)
+	}
+	out := t.TempDir()
+	res, err := Import(t.Context(), out, []string{sysVMLinux}, &ImportOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kernels) != 1 || res.Kernels[0].Key.Release != strings.TrimSpace(string(release)) {
+		t.Fatalf("imported %v, want release %s", res.Kernels, release)
+	}
+	for _, k := range readBack(t, out) {
+		if !bytes.Equal(k.VMLinux, want) {
+			t.Error("imported BTF differs from /sys/kernel/btf/vmlinux")
+		}
+	}
+}
+
+func TestWriteKernel(t *testing.T) {
+	dir := moduleCorpus(t)
+	kernels, errs := collect(t, []string{dir}, &Options{Arch: []string{"arm64"}})
+	if len(errs) > 0 || len(kernels) != 1 {
+		t.Fatal(kernels, errs)
+	}
+	k := kernels[0]
+	out := t.TempDir()
+	if _, err := WriteKernel(out, k); err != nil {
+		t.Fatal(err)
+	}
+	back := readBack(t, out)[k.Key]
+	if back == nil || !bytes.Equal(back.VMLinux, k.VMLinux) || len(back.Modules) != len(k.Modules) {
+		t.Fatalf("read back %+v", back)
+	}
+	for i, m := range back.Modules {
+		if m.Name != k.Modules[i].Name || !bytes.Equal(m.BTF, k.Modules[i].BTF) {
+			t.Errorf("module %s differs after write and read", m.Name)
+		}
+	}
+
+	// A second write with fewer modules replaces the modules directory whole.
+	if err := writeModules(ModulesPath(out, k.Key), k.Modules[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if back := readBack(t, out)[k.Key]; len(back.Modules) != 1 {
+		t.Errorf("%d modules after rewrite, want 1", len(back.Modules))
+	}
+	checkNoTemp(t, out)
+
+	if _, err := WriteKernel(out, &Kernel{Key: Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
+		t.Errorf("write without arch: %v", err)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	writeFile(t, file, []byte("old"))
+	err := writeFileAtomic(file, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("disk on fire")
+	})
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("error %v", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "old" {
+		t.Errorf("file now %q, want the old contents", b)
+	}
+	checkNoTemp(t, dir)
+}
