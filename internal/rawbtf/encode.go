@@ -1,8 +1,10 @@
 package rawbtf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Encoder builds a BTF blob type by type. With a base it writes split BTF:
@@ -16,7 +18,6 @@ type Encoder struct {
 	types   []byte
 	strs    []byte
 	strOffs map[string]uint32
-	baseStr map[string]uint32 // base strings, indexed on first use
 	nextID  TypeID
 }
 
@@ -43,10 +44,7 @@ func (e *Encoder) str(s string) uint32 {
 		return off
 	}
 	if e.base != nil {
-		if e.baseStr == nil {
-			e.baseStr = e.base.stringIndex()
-		}
-		if off, ok := e.baseStr[s]; ok {
+		if off, ok := e.base.findString(s); ok {
 			e.strOffs[s] = off
 			return off
 		}
@@ -63,23 +61,36 @@ func (e *Encoder) str(s string) uint32 {
 	return off
 }
 
-// stringIndex maps every string of s (and its base) to its offset.
-func (s *Spec) stringIndex() map[string]uint32 {
-	idx := map[string]uint32{}
+// findString returns the offset of a string of s or its base, so split
+// BTF can refer to the base's copy. The index is built once per Spec and
+// shared by every Encoder over it.
+func (s *Spec) findString(str string) (uint32, bool) {
 	if s.base != nil {
-		idx = s.base.stringIndex()
-	}
-	for off := 0; off < len(s.strs); {
-		end := off
-		for s.strs[end] != 0 {
-			end++
+		if off, ok := s.base.findString(str); ok {
+			return off, true
 		}
-		if _, dup := idx[string(s.strs[off:end])]; !dup {
-			idx[string(s.strs[off:end])] = s.strBase + uint32(off)
+	}
+	s.stringsOnce.Do(s.buildStringIndex)
+	want := []byte(str)
+	for _, e := range hashRange(s.stringIdx, hashName(want)) {
+		if off := uint32(e); bytes.Equal(s.stringBytes(off), want) {
+			return off, true
+		}
+	}
+	return 0, false
+}
+
+func (s *Spec) buildStringIndex() {
+	idx := make([]uint64, 0, len(s.strs)/16)
+	for off := 0; off < len(s.strs); {
+		end := off + bytes.IndexByte(s.strs[off:], 0)
+		if end > off {
+			idx = append(idx, packEntry(hashName(s.strs[off:end]), s.strBase+uint32(off)))
 		}
 		off = end + 1
 	}
-	return idx
+	slices.Sort(idx)
+	s.stringIdx = idx
 }
 
 func (e *Encoder) put(v uint32) { e.types = e.bo.AppendUint32(e.types, v) }

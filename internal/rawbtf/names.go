@@ -6,12 +6,20 @@ import (
 	"slices"
 )
 
-// nameEntry is one row of the essential-name index: the hash of a type's
-// essential name and its ID. Rows are sorted, so a lookup is a binary
-// search and the index costs 8 bytes per named type instead of a map.
-type nameEntry struct {
-	hash uint32
-	id   TypeID
+// The essential-name index and the string index are sorted slices of
+// hash<<32 | value: a lookup is a binary search on the hash, then a check
+// of the real bytes, and an index costs 8 bytes per entry instead of a
+// map's allocations.
+func packEntry(hash, value uint32) uint64 { return uint64(hash)<<32 | uint64(value) }
+
+// hashRange returns the entries of a sorted index whose hash is h.
+func hashRange(index []uint64, h uint32) []uint64 {
+	i, _ := slices.BinarySearch(index, packEntry(h, 0))
+	j := i
+	for j < len(index) && uint32(index[j]>>32) == h {
+		j++
+	}
+	return index[i:j]
 }
 
 var nameSeed = maphash.MakeSeed()
@@ -42,7 +50,7 @@ func essential(b []byte) []byte {
 }
 
 func (s *Spec) buildNames() {
-	names := make([]nameEntry, 0, len(s.offsets)/2)
+	names := make([]uint64, 0, len(s.offsets)/2)
 	for i, off := range s.offsets {
 		nameOff := s.bo.Uint32(s.types[off:])
 		if nameOff == 0 {
@@ -52,24 +60,18 @@ func (s *Spec) buildNames() {
 		if len(b) == 0 {
 			continue
 		}
-		names = append(names, nameEntry{hashName(essential(b)), s.firstID + TypeID(i)})
+		names = append(names, packEntry(hashName(essential(b)), uint32(s.firstID)+uint32(i)))
 	}
-	slices.SortFunc(names, func(a, b nameEntry) int {
-		if a.hash != b.hash {
-			if a.hash < b.hash {
-				return -1
-			}
-			return 1
-		}
-		return int(a.id) - int(b.id)
-	})
+	slices.Sort(names)
 	s.names = names
 }
 
 // TypesByEssentialName returns, in ascending order, the IDs of every type
-// (of any kind, the base's included) whose essential name is name; name
-// itself is not stripped again. This is the candidate set CO-RE relocation
-// considers for a local type named EssentialName(local).
+// (of any kind) whose essential name is name; name itself is not stripped
+// again. This is the candidate set CO-RE relocation considers for a local
+// type named EssentialName(local). For split BTF the base's types come
+// first; IDs below FirstID are the base's (a module's own CO-RE candidates
+// are only its own types).
 func (s *Spec) TypesByEssentialName(name string) []TypeID {
 	var ids []TypeID
 	if s.base != nil {
@@ -77,18 +79,8 @@ func (s *Spec) TypesByEssentialName(name string) []TypeID {
 	}
 	s.namesOnce.Do(s.buildNames)
 	want := []byte(name)
-	h := hashName(want)
-	i, _ := slices.BinarySearchFunc(s.names, h, func(e nameEntry, h uint32) int {
-		switch {
-		case e.hash < h:
-			return -1
-		case e.hash > h:
-			return 1
-		}
-		return 0
-	})
-	for ; i < len(s.names) && s.names[i].hash == h; i++ {
-		id := s.names[i].id
+	for _, e := range hashRange(s.names, hashName(want)) {
+		id := TypeID(uint32(e))
 		off := s.offsets[id-s.firstID]
 		if bytes.Equal(essential(s.stringBytes(s.bo.Uint32(s.types[off:]))), want) {
 			ids = append(ids, id)

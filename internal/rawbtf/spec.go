@@ -28,7 +28,10 @@ type Spec struct {
 	strBase uint32 // string offsets below this are the base's
 
 	namesOnce sync.Once
-	names     []nameEntry
+	names     []uint64 // essential-name index, see packEntry
+
+	stringsOnce sync.Once
+	stringIdx   []uint64 // string index, for encoding split BTF over s
 }
 
 // Parse checks data as a BTF blob and indexes its types. base is nil for
