@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+)
+
+const corpusHelp = `usage:
+  btfembed corpus import -o <dir> [flags] <input>...
+  btfembed corpus ls [flags] <dir>...
+
+import writes kernel BTF into a corpus at <dir>, in the BTFHub-archive layout
+<distro>/<version>/<arch>/<release>.btf.tar.xz, with module BTF in
+<release>.modules/ beside it. An input is a kernel package (.deb), a kernel
+image (vmlinuz, Image, Image.gz), an ELF vmlinux, raw or compressed BTF
+(.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz, /sys/kernel/btf/vmlinux,
+or a corpus directory. Release, arch and distribution come from the input
+(package metadata, the kernel's version string, the ELF machine, the path)
+unless flags give them. Bad inputs are reported and skipped.
+
+ls prints one line per kernel (key, types, bytes, modules) and a total.
+
+See docs/corpus.md for the layout.
+`
+
+func init() { subcommands["corpus"] = runCorpus }
+
+// runCorpus runs "btfembed corpus"; args are the arguments after "corpus".
+func runCorpus(stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, corpusHelp)
+		return fmt.Errorf("corpus: missing subcommand import or ls: %w", errUsage)
+	}
+	switch args[0] {
+	case "import":
+		return runCorpusImport(stdout, stderr, args[1:])
+	case "ls", "list":
+		return runCorpusList(stdout, stderr, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, corpusHelp)
+		return flag.ErrHelp
+	}
+	fmt.Fprint(stderr, corpusHelp)
+	return fmt.Errorf("corpus: unknown subcommand %q: %w", args[0], errUsage)
+}
+
+func newCorpusFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("btfembed corpus "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), corpusHelp, "\nflags of ", name, ":\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%s: %w: %w", fs.Name(), err, errUsage)
+	}
+	return nil
+}
+
+func runCorpusImport(stdout, stderr io.Writer, args []string) error {
+	fs := newCorpusFlags("import", stderr)
+	out := fs.String("o", "", "corpus `dir`ectory to write (required)")
+	var opts corpus.ImportOptions
+	fs.StringVar(&opts.Key.Arch, "arch", "", "architecture of every input (x86_64, arm64, ...; amd64 and aarch64 are accepted)")
+	fs.StringVar(&opts.Key.Release, "release", "", "kernel release of every input, as uname -r prints it")
+	fs.StringVar(&opts.Key.Distro, "distro", "", "distribution ID of every input, as in /etc/os-release (debian, ubuntu, ...)")
+	fs.StringVar(&opts.Key.Version, "version", "", "distribution VERSION_ID of every input (12, 22.04, ...)")
+	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad input instead of skipping it")
+	fs.BoolVar(&opts.NoModules, "no-modules", false, "leave module BTF out")
+	fs.IntVar(&opts.Workers, "workers", 0, "inputs read at once (default: all cores)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("corpus import: -o <dir> is required: %w", errUsage)
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("corpus import: no inputs: %w", errUsage)
+	}
+	if opts.Key.Arch != "" {
+		arch, ok := corpus.NormalizeArch(opts.Key.Arch)
+		if !ok {
+			return fmt.Errorf("corpus import: unknown architecture %q: %w", opts.Key.Arch, errUsage)
+		}
+		opts.Key.Arch = arch
+	}
+	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
+	if res != nil {
+		for _, e := range res.Skipped {
+			fmt.Fprintln(stderr, "btfembed corpus import: skipped:", e)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+		modules := 0
+		for _, k := range res.Kernels {
+			fmt.Fprintf(tw, "%s\t%d bytes\t%d modules\t%s\n", k.Key, k.Bytes, k.Modules, k.File)
+			modules += k.Modules
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "imported %d kernels with %d modules; skipped %d\n", len(res.Kernels), modules, len(res.Skipped))
+	}
+	if err != nil {
+		return fmt.Errorf("corpus import: %w", err)
+	}
+	if len(res.Kernels) == 0 {
+		return errors.New("corpus import: no kernel imported")
+	}
+	return nil
+}
+
+func runCorpusList(stdout, stderr io.Writer, args []string) error {
+	fs := newCorpusFlags("ls", stderr)
+	var opts corpus.Options
+	arch := fs.String("arch", "", "list only these architectures (comma-separated)")
+	fs.StringVar(&opts.Release, "release", "", "list only releases matching this `glob` (6.1.*)")
+	fs.StringVar(&opts.Distro, "distro", "", "list only this distribution")
+	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad kernel")
+	fs.IntVar(&opts.Workers, "workers", 0, "kernels read at once (default: all cores)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("corpus ls: no corpus directory: %w", errUsage)
+	}
+	if *arch != "" {
+		opts.Arch = strings.Split(*arch, ",")
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES\t")
+	var total corpus.Summary
+	kernels, skipped := 0, 0
+	var firstErr error
+	err := corpus.List(context.Background(), fs.Args(), &opts, func(s corpus.Summary, err error) error {
+		if err != nil {
+			skipped++
+			fmt.Fprintln(stderr, "btfembed corpus ls: skipped:", err)
+			if opts.Strict {
+				return err
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			return nil
+		}
+		kernels++
+		total.Types += s.Types
+		total.Bytes += s.Bytes
+		total.Modules += s.Modules
+		total.ModuleBytes += s.ModuleBytes
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", s.Key, s.Types, s.Bytes, s.Modules, s.ModuleBytes)
+		return nil
+	})
+	fmt.Fprintf(tw, "total: %d kernels\t%d\t%d\t%d\t%d\t\n", kernels, total.Types, total.Bytes, total.Modules, total.ModuleBytes)
+	tw.Flush()
+	if skipped > 0 {
+		fmt.Fprintf(stdout, "skipped %d\n", skipped)
+	}
+	if err != nil {
+		return fmt.Errorf("corpus ls: %w", err)
+	}
+	if kernels == 0 && firstErr != nil {
+		return fmt.Errorf("corpus ls: no kernel read: %w", firstErr)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testCorpus = "../../testdata/btfhub"
+
+func TestCorpusList(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := runCorpus(&stdout, &stderr, []string{"ls", testCorpus}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	// Type counts and sizes as ../shared/corpus/README.md gives them
+	// (bpftool's count, and the size of the archive's member).
+	want := []struct {
+		key   string
+		types string
+	}{
+		{"debian/12/arm64/6.1.0-57-arm64", "109726"},
+		{"debian/12/x86_64/6.1.0-47-amd64", "100628"},
+		{"debian/12/x86_64/6.1.0-50-cloud-amd64", "95068"},
+		{"debian/12/x86_64/6.12.118+deb12-amd64", "112806"},
+	}
+	if len(lines) != len(want)+2 {
+		t.Fatalf("%d lines, want header, %d kernels and a total:\n%s", len(lines), len(want), stdout.String())
+	}
+	for i, w := range want {
+		f := strings.Fields(lines[i+1])
+		if len(f) != 5 || f[0] != w.key || f[1] != w.types {
+			t.Errorf("line %q, want %s with %s types", lines[i+1], w.key, w.types)
+		}
+	}
+	if total := strings.Fields(lines[len(lines)-1]); len(total) < 4 || total[1] != "4" || total[3] != "418228" {
+		t.Errorf("total %q, want 4 kernels and 418228 types", lines[len(lines)-1])
+	}
+}
+
+func TestCorpusImport(t *testing.T) {
+	in := filepath.Join(testCorpus, "debian/12/x86_64/6.1.0-50-cloud-amd64.btf.tar.xz")
+	garbage := filepath.Join(t.TempDir(), "garbage")
+	os.WriteFile(garbage, []byte("not a kernel"), 0o644)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := runCorpus(&stdout, &stderr, []string{"import", "-o", out, "-distro", "test", in, garbage})
+	if err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "imported 1 kernels with 0 modules; skipped 1") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), garbage+": unknown file format") {
+		t.Errorf("stderr does not name the bad input:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "test/12/x86_64/6.1.0-50-cloud-amd64.btf.tar.xz")); err != nil {
+		t.Error(err)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	err = runCorpus(&stdout, &stderr, []string{"import", "-strict", "-o", t.TempDir(), garbage})
+	if err == nil || !strings.Contains(err.Error(), garbage) {
+		t.Errorf("strict import of a bad input: error %v, want one naming it", err)
+	}
+}
+
+func TestCorpusUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing subcommand"},
+		{[]string{"frob"}, `unknown subcommand "frob"`},
+		{[]string{"import", "x"}, "-o <dir> is required"},
+		{[]string{"import", "-o", "d"}, "no inputs"},
+		{[]string{"import", "-o", "d", "-arch", "vax", "x"}, `unknown architecture "vax"`},
+		{[]string{"import", "-bogus"}, "flag provided but not defined"},
+		{[]string{"ls"}, "no corpus directory"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := runCorpus(&stdout, &stderr, tt.args)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want a usage error saying %q", tt.args, err, tt.want)
+		}
+	}
+	var stdout bytes.Buffer
+	if err := runCorpus(&stdout, &stdout, []string{"import", "-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "-release") || !strings.Contains(stdout.String(), "docs/corpus.md") {
+		t.Errorf("help lacks the flags or the layout doc:\n%s", stdout.String())
+	}
+}
