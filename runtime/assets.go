@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"sync"
 
@@ -166,12 +167,12 @@ func (a *Assets) load(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
 }
 
 func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
-	raw, err := a.blob(e.vmlinux)
+	r, err := a.blobReader(e.vmlinux)
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
 	// Raw BTF, never ELF: skip LoadSpecFromReader's ELF probe.
-	spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), nil)
+	spec, err := btf.LoadSplitSpecFromReader(r, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
@@ -194,45 +195,63 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
 // blob decodes blob i. The result is freshly allocated or a slice of
 // dictionary content; callers must not modify it.
 func (a *Assets) blob(i uint64) ([]byte, error) {
+	form, err := a.form(i)
+	if err != nil || a.blobs[i].packedLen == 0 {
+		return form, err
+	}
+	raw, err := unpackBTF(form, int(a.blobs[i].rawLen))
+	if err != nil {
+		return nil, fmt.Errorf("blob %d: %w", i, err)
+	}
+	return raw, nil
+}
+
+// blobReader returns a reader of blob i that unpacks it while it is read.
+func (a *Assets) blobReader(i uint64) (io.ReaderAt, error) {
+	form, err := a.form(i)
+	if err != nil {
+		return nil, err
+	}
+	if a.blobs[i].packedLen == 0 {
+		return bytes.NewReader(form), nil
+	}
+	r, err := newUnpackReader(form, int(a.blobs[i].rawLen))
+	if err != nil {
+		return nil, fmt.Errorf("blob %d: %w", i, err)
+	}
+	return r, nil
+}
+
+// form decompresses blob i to its packed form (its raw form if it is not
+// packed).
+func (a *Assets) form(i uint64) ([]byte, error) {
 	bl := a.blobs[i]
 	want := bl.rawLen
 	if bl.packedLen != 0 {
 		want = bl.packedLen
 	}
-	var form []byte
 	switch bl.codec {
 	case codecStored:
-		form = a.data[bl.off : bl.off+bl.n]
+		return a.data[bl.off : bl.off+bl.n], nil
 	case codecSlice:
 		content, err := a.dict(bl.dict - 1)
 		if err != nil {
 			return nil, err
 		}
-		form = content[bl.off : bl.off+bl.n]
-	case codecZstd:
-		dec, err := plainDecoder()
-		if bl.dict != 0 {
-			dec, err = a.dictDecoder(bl.dict - 1)
-		}
-		if err != nil {
-			return nil, err
-		}
-		form, err = decodeFrame(dec, a.data[bl.off:bl.off+bl.n], want)
-		if err != nil {
-			return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
-		}
+		return content[bl.off : bl.off+bl.n], nil
 	}
-	if uint64(len(form)) != want {
-		return nil, fmt.Errorf("%w: blob %d: decoded %d bytes, index says %d", ErrCorrupt, i, len(form), want)
+	dec, err := plainDecoder()
+	if bl.dict != 0 {
+		dec, err = a.dictDecoder(bl.dict - 1)
 	}
-	if bl.packedLen == 0 {
-		return form, nil
+	if err != nil {
+		return nil, err
 	}
-	raw, err := unpackBTF(form, int(bl.rawLen))
+	form, err := decodeFrame(dec, a.data[bl.off:bl.off+bl.n], want)
 	if err != nil {
 		return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
 	}
-	return raw, nil
+	return form, nil
 }
 
 // dict decompresses dictionary i once and returns its content.

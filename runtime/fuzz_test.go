@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -18,7 +19,8 @@ func FuzzOpen(f *testing.F) {
 }
 
 // FuzzUnpackBTF feeds mutated packed BTF to the column decoder, which must
-// return an error or BTF of the announced length.
+// return an error or BTF of the announced length, and agree with the
+// streaming reader.
 func FuzzUnpackBTF(f *testing.F) {
 	for _, e := range testEntries(f)[:2] {
 		packed, _ := packBTF(e.VMLinux)
@@ -31,6 +33,10 @@ func FuzzUnpackBTF(f *testing.F) {
 		raw, err := unpackBTF(packed, rawLen)
 		if err == nil && len(raw) != rawLen {
 			t.Fatalf("unpacked %d bytes, announced %d", len(raw), rawLen)
+		}
+		read, rerr := readAll(packed, rawLen)
+		if (err == nil) != (rerr == nil) || err == nil && !bytes.Equal(read, raw) {
+			t.Fatalf("reader and unpackBTF disagree: %v, %v", rerr, err)
 		}
 	})
 }
