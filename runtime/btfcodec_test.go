@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/klauspost/compress/zstd"
 )
 
 // packable lists real BTF the column transform must reverse exactly:
@@ -54,7 +55,7 @@ func TestPackMakesKernelsAlike(t *testing.T) {
 	pa, _ := packBTF(a)
 	pb, _ := packBTF(b)
 	delta := func(dict, in []byte) int {
-		enc, err := newEncoder(withDict(dict))
+		enc, err := newEncoder(zstd.WithEncoderDictRaw(1, dict))
 		if err != nil {
 			t.Fatal(err)
 		}

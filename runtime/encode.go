@@ -357,6 +357,3 @@ func compressPlain(b []byte) ([]byte, error) {
 	defer enc.Close()
 	return enc.EncodeAll(b, nil), nil
 }
-
-// withDict makes the encoder use dict as raw history.
-func withDict(dict []byte) zstd.EOption { return zstd.WithEncoderDictRaw(1, dict) }

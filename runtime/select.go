@@ -162,8 +162,10 @@ type SelectOptions struct {
 // embedded entry for the kernel's architecture and release, disambiguated
 // by os-release ID and VERSION_ID when several distributions share the
 // release. It returns an error wrapping ErrKernelNotSupported (a
-// *NotSupportedError) when there is neither. The embedded BTF is
-// decompressed and parsed once; later calls share it.
+// *NotSupportedError) when there is neither. If the kernel's BTF exists but
+// cannot be read, the embedded BTF is used, and both errors are returned if
+// there is none. The embedded BTF is decompressed and parsed once; later
+// calls share it.
 func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if opts == nil {
 		opts = &SelectOptions{}
@@ -214,16 +216,23 @@ func (a *Assets) match(key Key) (*assetEntry, error) {
 	if len(byDistro) == 1 {
 		return byDistro[0], nil
 	}
-	if byVersion := filterEntries(byDistro, func(k Key) bool { return k.Version == key.Version }); len(byVersion) == 1 {
+	byVersion := filterEntries(byDistro, func(k Key) bool { return k.Version == key.Version })
+	if len(byVersion) == 1 {
 		return byVersion[0], nil
 	}
-	// Several distributions ship this release with the same BTF: any will do.
+	// Several remain: if they carry the same BTF, any will do.
+	rest := all
+	if len(byVersion) > 0 {
+		rest = byVersion
+	} else if len(byDistro) > 0 {
+		rest = byDistro
+	}
 	same := true
-	for i := range cands {
-		same = same && cands[i].vmlinux == cands[0].vmlinux && slices.Equal(cands[i].modules, cands[0].modules)
+	for _, e := range rest {
+		same = same && e.vmlinux == rest[0].vmlinux && slices.Equal(e.modules, rest[0].modules)
 	}
 	if same {
-		return &cands[0], nil
+		return rest[0], nil
 	}
 	var have []string
 	for i := range cands {

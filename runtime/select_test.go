@@ -15,8 +15,9 @@ import (
 
 // selectPayload embeds the testdata kernels plus two entries that make
 // distributions matter: 6.1.0-47-amd64 also "shipped by ubuntu 22.04" with
-// other BTF (6.12's), and 6.1.0-57-arm64 also by "raspbian" with the same
-// BTF.
+// other BTF (6.12's), 6.1.0-57-arm64 also by "raspbian" with the same BTF,
+// and 6.1.0-50-cloud-amd64 by debian 12 and 12.5 with the same BTF and by
+// ubuntu with other BTF.
 func selectPayload(t *testing.T) (*Assets, map[string]Entry) {
 	t.Helper()
 	byRelease := map[string]Entry{}
@@ -27,7 +28,11 @@ func selectPayload(t *testing.T) (*Assets, map[string]Entry) {
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	raspbian := byRelease["6.1.0-57-arm64"]
 	raspbian.Key.Distro = "raspbian"
-	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian)
+	cloudPoint := byRelease["6.1.0-50-cloud-amd64"]
+	cloudPoint.Key.Version = "12.5"
+	cloudUbuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
+		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
+	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian, cloudPoint, cloudUbuntu)
 	return open(t, encode(t, entries, nil)), byRelease
 }
 
@@ -71,10 +76,12 @@ func TestSelectEmbedded(t *testing.T) {
 			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{"x86_64", "6.1.0-47-amd64", "debian", "12"}},
 		{name: "same BTF under two distros", opts: SelectOptions{Arch: "arm64", Release: "6.1.0-57-arm64"},
 			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+		{name: "distro narrows to the same BTF", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "13"},
+			want: Key{"x86_64", "6.1.0-50-cloud-amd64", "debian", "12"}},
 		{name: "distro picks nothing", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "fedora", Version: "40"},
 			wantErr: "release is embedded for debian 12, ubuntu 22.04"},
 		{name: "unknown release", opts: SelectOptions{Arch: "x86_64", Release: "5.4.0-1-generic", Distro: "ubuntu", Version: "20.04"},
-			wantErr: "arch x86_64, release 5.4.0-1-generic, ubuntu 20.04: none of the 6 embedded kernels matches"},
+			wantErr: "arch x86_64, release 5.4.0-1-generic, ubuntu 20.04: none of the 8 embedded kernels matches"},
 		{name: "unknown arch", opts: SelectOptions{Arch: "s390x", Release: "6.1.0-47-amd64"},
 			wantErr: "arch s390x, release 6.1.0-47-amd64, unknown distribution"},
 	} {
