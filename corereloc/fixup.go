@@ -32,13 +32,6 @@ func (f fixup) failed() bool {
 	return f.poison || (f.kind.checksExistence() && f.target == 0)
 }
 
-func (f fixup) String() string {
-	if f.poison {
-		return f.kind.String() + "=poison"
-	}
-	return fmt.Sprintf("%s=%d->%d", f.kind, f.local, f.target)
-}
-
 func missing(k Kind) fixup {
 	if k.checksExistence() {
 		return fixup{kind: k, local: 1, target: 0}

@@ -56,7 +56,7 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	}
 	if fs.NArg() < 3 {
 		fs.Usage()
-		return fmt.Errorf("min: %w: want <kernel-btf> <out.btf> <obj>...", errUsage)
+		return fmt.Errorf("min: %w: want <kernel-btf>, <out.btf> and at least one object", errUsage)
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 
