@@ -140,7 +140,7 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 		opts.Arch = strings.Split(*arch, ",")
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES\t")
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES")
 	var total corpus.Summary
 	kernels, skipped := 0, 0
 	var firstErr error
@@ -161,10 +161,10 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 		total.Bytes += s.Bytes
 		total.Modules += s.Modules
 		total.ModuleBytes += s.ModuleBytes
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", s.Key, s.Types, s.Bytes, s.Modules, s.ModuleBytes)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Key, s.Types, s.Bytes, s.Modules, s.ModuleBytes)
 		return nil
 	})
-	fmt.Fprintf(tw, "total: %d kernels\t%d\t%d\t%d\t%d\t\n", kernels, total.Types, total.Bytes, total.Modules, total.ModuleBytes)
+	fmt.Fprintf(tw, "total: %d kernels\t%d\t%d\t%d\t%d\n", kernels, total.Types, total.Bytes, total.Modules, total.ModuleBytes)
 	tw.Flush()
 	if skipped > 0 {
 		fmt.Fprintf(stdout, "skipped %d\n", skipped)

@@ -207,3 +207,12 @@ func hubFile(tb testing.TB, k Key) []byte {
 	}
 	return b
 }
+
+// unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
+func unxzNoTB(data []byte) []byte {
+	b, err := decompress(data, formatXZ, 0)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,7 +1,9 @@
 package corpus
 
 import (
+	"archive/tar"
 	"bytes"
+	"fmt"
 	"debug/elf"
 	"encoding/binary"
 	"os/exec"
@@ -181,4 +183,63 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		}
 		return out
 	},
+}
+
+// splitBTF is split BTF over smallBTF: a struct holding the base's int.
+func splitBTF(tb testing.TB) []byte {
+	tb.Helper()
+	base, err := rawbtf.Parse(smallBTF(tb), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	enc := rawbtf.NewEncoder(binary.LittleEndian, base)
+	if _, err := enc.Add(rawbtf.Record{Kind: rawbtf.KindStruct, Name: "nf_conn", SizeType: 4,
+		Members: []rawbtf.Member{{Name: "status", Type: 1}}}); err != nil {
+		tb.Fatal(err)
+	}
+	return enc.Bytes()
+}
+
+// arFile builds an ar archive as dpkg-deb writes it.
+func arFile(members ...elfSec) []byte {
+	b := []byte(arMagic)
+	for _, m := range members {
+		b = append(b, fmt.Sprintf("%-16s%-12d%-6d%-6d%-8s%-10d`\n", m.name, 0, 0, 0, "100644", len(m.data))...)
+		b = append(b, m.data...)
+		if len(m.data)%2 == 1 {
+			b = append(b, '\n')
+		}
+	}
+	return b
+}
+
+// tarGz builds a .tar.gz of regular files.
+func tarGz(tb testing.TB, members ...elfSec) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, m := range members {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.name, Mode: 0o644, Size: int64(len(m.data))})
+		tw.Write(m.data)
+	}
+	tw.Close()
+	return compressors[formatGzip](tb, b.Bytes())
+}
+
+// makeDeb builds a kernel package: an arm64 kernel image (Image.gz of the
+// synthetic vmlinux), one module with split BTF over it, and one module of a
+// release the package has no image for.
+func makeDeb(tb testing.TB) []byte {
+	tb.Helper()
+	control := "Package: linux-image-6.99.0-7-test\nVersion: 6.99.1-1\nArchitecture: arm64\nDescription: test\n multi-line\n"
+	mod := makeELF(elf.EM_AARCH64, elfSec{".BTF", splitBTF(tb)})
+	return arFile(
+		elfSec{"debian-binary", []byte("2.0\n")},
+		elfSec{"control.tar.gz", tarGz(tb, elfSec{"./control", []byte(control)})},
+		elfSec{"data.tar.gz", tarGz(tb,
+			elfSec{"./boot/vmlinuz-6.99.0-7-test", compressors[formatGzip](tb, vmlinuxELF(tb, elf.EM_AARCH64))},
+			elfSec{"./boot/config-6.99.0-7-test", []byte("CONFIG_DEBUG_INFO_BTF=y\n")},
+			elfSec{"./usr/lib/modules/6.99.0-7-test/kernel/net/nf_conntrack.ko.gz", compressors[formatGzip](tb, mod)},
+			elfSec{"./lib/modules/6.99.0-7-other/kernel/x.ko", mod},
+		)},
+	)
 }

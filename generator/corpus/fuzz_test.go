@@ -1,0 +1,69 @@
+package corpus
+
+import (
+	"bytes"
+	"debug/elf"
+	"testing"
+)
+
+// FuzzBTFBlob checks the BTF header check and framing on arbitrary bytes.
+func FuzzBTFBlob(f *testing.F) {
+	btf := smallBTF(f)
+	f.Add(btf)
+	f.Add(btf[:24])
+	f.Add(splitBTF(f))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		blob, err := btfBlob(data)
+		if err != nil {
+			return
+		}
+		if len(blob) > len(data) {
+			t.Fatalf("blob of %d bytes from %d", len(blob), len(data))
+		}
+		parseBTF(blob, nil)
+	})
+}
+
+// FuzzFindImageBTF feeds the image payload finder (ELF, bzImage, zboot,
+// Image, compressed streams, raw BTF, flat scan).
+func FuzzFindImageBTF(f *testing.F) {
+	x86 := vmlinuxELF(f, elf.EM_X86_64)
+	f.Add(x86)
+	f.Add(smallBTF(f))
+	f.Add(makeBzImage(compressors[formatGzip](f, x86)))
+	f.Add(makeBzImage(withSize(compressors[formatLZ4Legacy](f, x86), len(x86))))
+	f.Add(makeBzImage(withSize(compressors[formatZstd](f, x86), len(x86))))
+	f.Add(makeZboot(compressors[formatGzip](f, x86), "gzip"))
+	flat := make([]byte, 128)
+	copy(flat[56:], "ARM\x64")
+	f.Add(append(flat, smallBTF(f)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img, err := findImageBTF(data)
+		if err != nil {
+			return
+		}
+		if _, err := parseBTF(img.BTF, nil); err != nil {
+			t.Fatalf("found BTF that does not parse: %v", err)
+		}
+	})
+}
+
+// FuzzTarMemberBTF feeds the BTFHub archive's tar reader.
+func FuzzTarMemberBTF(f *testing.F) {
+	f.Add(unxzNoTB(tarXZ(f, elfSec{"6.1.0-1-amd64.btf", smallBTF(f)})))
+	f.Add(unxzNoTB(tarXZ(f, elfSec{"README", []byte("x")})))
+	f.Add(unxzNoTB(tarXZ(f)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tarMemberBTF(data)
+	})
+}
+
+// FuzzReadDeb feeds the package reader (ar, control and data tarballs,
+// modules).
+func FuzzReadDeb(f *testing.F) {
+	f.Add(makeDeb(f))
+	f.Add(arFile(elfSec{"debian-binary", []byte("2.0\n")}, elfSec{"data.tar", []byte("x")}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readDeb(bytes.NewReader(data), 1)
+	})
+}
