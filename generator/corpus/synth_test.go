@@ -3,9 +3,9 @@ package corpus
 import (
 	"archive/tar"
 	"bytes"
-	"fmt"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os/exec"
 	"testing"
 
