@@ -15,24 +15,25 @@ import (
 func roundTrip(t *testing.T, m module) {
 	t.Helper()
 	k := kernelFor(t, m.release)
+	spec := k.cilium()
 	orig := parseSplit(t, m.btf, k.raw)
 	distBase, distSplit := distillModule(t, m)
-	checkDistilled(t, m, distBase)
+	checkDistilled(t, m, spec, distBase)
 	checkLoads(t, distBase, distSplit)
 
 	raw, err := Relocate(distSplit, k.raw, nil)
 	if err != nil {
 		t.Fatalf("relocate %s back onto %s: %v", m.name, k.name, err)
 	}
-	origSpec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), k.spec)
+	origSpec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	relocSpec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), k.spec)
+	relocSpec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), spec)
 	if err != nil {
 		t.Fatalf("cilium/ebpf rejects the relocated %s: %v", m.name, err)
 	}
-	if err := sameSplit(origSpec, relocSpec, orig.FirstID(), k.raw.NextID(), k.spec, k.spec); err != nil {
+	if err := sameSplit(origSpec, relocSpec, orig.FirstID(), k.raw.NextID(), spec, spec); err != nil {
 		t.Fatalf("%s after the round trip: %v", m.name, err)
 	}
 	reloc := parseSplit(t, raw, k.raw)
@@ -55,12 +56,11 @@ func checkLoads(t *testing.T, distBase, distSplit *rawbtf.Spec) {
 
 // checkDistilled checks the distilled base against the rules of the
 // distill-base patch, computed independently on cilium/ebpf's view of the
-// module: every entry is a named int, float, fwd, or member-less struct,
+// module (over spec, its kernel): every entry is a named int, float, fwd, or member-less struct,
 // union or enum that describes a base type of that name; and every base
 // composite a module struct or union embeds is described with its size.
-func checkDistilled(t *testing.T, m module, distBase *rawbtf.Spec) {
+func checkDistilled(t *testing.T, m module, spec *btf.Spec, distBase *rawbtf.Spec) {
 	t.Helper()
-	k := kernelFor(t, m.release)
 	type key struct {
 		kind rawbtf.Kind
 		name string
@@ -75,7 +75,7 @@ func checkDistilled(t *testing.T, m module, distBase *rawbtf.Spec) {
 			t.Fatalf("%s: distilled base type [%d] is anonymous", m.name, id)
 		}
 		var want []btf.Type
-		base, _ := k.spec.AnyTypesByName(d.Name)
+		base, _ := spec.AnyTypesByName(d.Name)
 		for _, b := range base {
 			if describes(d, b) {
 				want = append(want, b)
@@ -88,7 +88,7 @@ func checkDistilled(t *testing.T, m module, distBase *rawbtf.Spec) {
 			sized[key{d.Kind, d.Name}] = d.Size()
 		}
 	}
-	split, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), k.spec)
+	split, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func checkDistilled(t *testing.T, m module, distBase *rawbtf.Spec) {
 		case *btf.Union:
 			members = c.Members
 		}
-		if inSpec(k.spec, typ) {
+		if inSpec(spec, typ) {
 			continue
 		}
 		for _, mem := range members {
 			emb := embeddedComposite(mem.Type)
-			if emb == nil || emb.TypeName() == "" || !inSpec(k.spec, emb) {
+			if emb == nil || emb.TypeName() == "" || !inSpec(spec, emb) {
 				continue
 			}
 			kind := rawbtf.KindStruct

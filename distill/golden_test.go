@@ -31,11 +31,12 @@ func distilledModule(t *testing.T, m module) distilled {
 	t.Helper()
 	k := kernelFor(t, m.release)
 	_, split := distillModule(t, m)
-	orig, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), k.spec)
+	origBase := k.cilium()
+	orig, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.btf), origBase)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return distilled{name: m.name + " " + m.release, split: split, orig: orig, origFirst: k.raw.NextID(), origBase: k.spec}
+	return distilled{name: m.name + " " + m.release, split: split, orig: orig, origFirst: k.raw.NextID(), origBase: origBase}
 }
 
 // outcome relocates d onto target in both modes, checks the result, and
@@ -44,9 +45,10 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s -> %s: ", d.name, targetName)
+	tspec := target.cilium()
 	raw, err := Relocate(d.split, target.raw, nil)
 	if err == nil {
-		checkRelocated(t, d, target, raw)
+		checkRelocated(t, d, target, tspec, raw)
 		b.WriteString("ok\n")
 		return b.String()
 	}
@@ -54,13 +56,13 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 	if !errors.As(err, &ue) {
 		t.Fatalf("%s: %v", b.String(), err)
 	}
-	checkUnmapped(t, d, target, ue)
+	checkUnmapped(t, d, tspec, ue)
 	layoutRaw, layoutErr := Relocate(d.split, target.raw, &RelocateOptions{LayoutCompatible: true})
 	if ue.LayoutCompatible != (layoutErr == nil) {
 		t.Errorf("%s: error says layout-compatible mode would succeed: %v, but it returns %v", b.String(), ue.LayoutCompatible, layoutErr)
 	}
 	if layoutErr == nil {
-		checkRelocated(t, d, target, layoutRaw)
+		checkRelocated(t, d, target, tspec, layoutRaw)
 		fmt.Fprintf(&b, "%d of %d unmapped, layout-compatible ok\n", len(ue.Types), ue.Total)
 	} else {
 		fmt.Fprintf(&b, "%d of %d unmapped\n", len(ue.Types), ue.Total)
@@ -73,13 +75,13 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 
 // checkRelocated loads relocated split BTF with cilium/ebpf and compares
 // it with the original.
-func checkRelocated(t *testing.T, d distilled, target *kernel, raw []byte) {
+func checkRelocated(t *testing.T, d distilled, target *kernel, tspec *btf.Spec, raw []byte) {
 	t.Helper()
-	reloc, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), target.spec)
+	reloc, err := btf.LoadSplitSpecFromReader(bytes.NewReader(raw), tspec)
 	if err != nil {
 		t.Fatalf("%s onto %s: cilium/ebpf rejects the result: %v", d.name, target.name, err)
 	}
-	if err := sameSplit(d.orig, reloc, d.origFirst, target.raw.NextID(), d.origBase, target.spec); err != nil {
+	if err := sameSplit(d.orig, reloc, d.origFirst, target.raw.NextID(), d.origBase, tspec); err != nil {
 		t.Errorf("%s onto %s: %v", d.name, target.name, err)
 	}
 }
@@ -87,7 +89,7 @@ func checkRelocated(t *testing.T, d distilled, target *kernel, raw []byte) {
 // checkUnmapped confirms each reported type with rules written again over
 // cilium/ebpf's view of the new base: it has no single strict match, and
 // a single layout-compatible one where the error says so.
-func checkUnmapped(t *testing.T, d distilled, target *kernel, ue *UnmappedError) {
+func checkUnmapped(t *testing.T, d distilled, tspec *btf.Spec, ue *UnmappedError) {
 	t.Helper()
 	embeds := embeddedNames(t, d.split)
 	dist := d.split.Base()
@@ -99,7 +101,7 @@ func checkUnmapped(t *testing.T, d distilled, target *kernel, ue *UnmappedError)
 		if embeds[dt.Name] != u.Embedded {
 			t.Errorf("%s: %s: embedded is %v, want %v", d.name, u, u.Embedded, embeds[dt.Name])
 		}
-		cands, _ := target.spec.AnyTypesByName(dt.Name)
+		cands, _ := tspec.AnyTypesByName(dt.Name)
 		composites := 0
 		for _, c := range cands {
 			if k := kindClass(c); (k == "struct" || k == "union") && !isFwd(c) {
@@ -237,20 +239,25 @@ func compareGolden(t *testing.T, name, got string) {
 	}
 }
 
-// acrossBuilds relocates every module onto every target kernel.
+// acrossBuilds relocates every module onto every other target kernel,
+// modules in parallel, and returns the outcomes in module order.
 func acrossBuilds(t *testing.T, mods []module, targets []string) string {
 	t.Helper()
-	var b strings.Builder
-	for _, m := range mods {
-		d := distilledModule(t, m)
-		for _, target := range targets {
-			if target == m.release {
-				continue
-			}
-			b.WriteString(outcome(t, d, kernelFor(t, target), target))
+	out := make([]string, len(mods))
+	t.Run("modules", func(t *testing.T) {
+		for i, m := range mods {
+			t.Run(m.name, func(t *testing.T) {
+				t.Parallel()
+				d := distilledModule(t, m)
+				for _, target := range targets {
+					if target != m.release {
+						out[i] += outcome(t, d, kernelFor(t, target), target)
+					}
+				}
+			})
 		}
-	}
-	return b.String()
+	})
+	return strings.Join(out, "")
 }
 
 // x86Kernels are the x86_64 testdata kernels: two 6.1 builds and a 6.12.

@@ -23,8 +23,13 @@ import (
 type kernel struct {
 	name string
 	raw  *rawbtf.Spec
-	spec *btf.Spec
+	spec *btf.Spec // never used directly: see cilium
 }
+
+// cilium returns a copy of the kernel's cilium/ebpf spec for one
+// goroutine: cilium/ebpf v0.22 inflates base types without the base's lock
+// when split specs over one base are read concurrently.
+func (k *kernel) cilium() *btf.Spec { return k.spec.Copy() }
 
 var kernels sync.Map // release -> func() (*kernel, error)
 
