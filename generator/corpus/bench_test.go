@@ -1,0 +1,134 @@
+package corpus
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// hubFiles lists the archives of testCorpus.
+func hubFiles(tb testing.TB) [][]byte {
+	tb.Helper()
+	var files [][]byte
+	for _, tk := range testKernels {
+		files = append(files, hubFile(tb, tk.key))
+	}
+	return files
+}
+
+// BenchmarkRead reads the testdata corpus end to end (walk, read, xz, tar,
+// BTF validation) and reports kernels per second and, with one worker, the
+// share of the time spent decompressing.
+func BenchmarkRead(b *testing.B) {
+	for _, workers := range []int{1, 0} {
+		name := "workers=all"
+		if workers == 1 {
+			name = "workers=1"
+		}
+		b.Run(name, func(b *testing.B) {
+			opts := &Options{Workers: workers}
+			files := hubFiles(b)
+			n := 0
+			var read, dec time.Duration
+			for b.Loop() {
+				t := time.Now()
+				for _, err := range Read(b.Context(), []string{testCorpus}, opts) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				read += time.Since(t)
+				if workers != 1 {
+					continue
+				}
+				// The same decompression alone, measured in the same
+				// conditions, for its share of the end-to-end time.
+				t = time.Now()
+				for _, f := range files {
+					if _, err := decompress(f, formatXZ, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				dec += time.Since(t)
+			}
+			b.ReportMetric(float64(n)/read.Seconds(), "kernels/s")
+			if workers == 1 {
+				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%decompress")
+			}
+		})
+	}
+}
+
+// BenchmarkXZ compares the xz decoder this package uses with the xz
+// command on the testdata archives: ns/kernel is wall time, and for the
+// command cpu-ns/kernel is its user+system time.
+func BenchmarkXZ(b *testing.B) {
+	files := hubFiles(b)
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			for _, f := range files {
+				if _, err := decompress(f, formatXZ, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/kernel")
+	})
+	b.Run("command", func(b *testing.B) {
+		if _, err := exec.LookPath("xz"); err != nil {
+			b.Skip("xz command not installed")
+		}
+		var cpu time.Duration
+		for b.Loop() {
+			for _, f := range files {
+				cmd := exec.Command("xz", "-dc")
+				cmd.Stdin = bytes.NewReader(f)
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/kernel")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*len(files)), "cpu-ns/kernel")
+	})
+}
+
+// BenchmarkWriteBTFHub measures writing one kernel's archive (xz encoding).
+func BenchmarkWriteBTFHub(b *testing.B) {
+	k := testKernels[2].key
+	btf := hubBTF(b, k)
+	var out bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if err := writeBTFHub(&out, k.Release, btf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(out.Len()), "bytes")
+	b.ReportMetric(float64(len(hubFile(b, k))), "btfhub-bytes")
+}
+
+// BenchmarkImport measures importing each large input of the shared corpus.
+func BenchmarkImport(b *testing.B) {
+	shared := sharedCorpus(b)
+	inputs := map[string]string{
+		"deb":        filepath.Join(shared, "packages", "linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb"),
+		"bzImage-xz": filepath.Join(shared, "images", "vmlinuz-6.1.0-47-amd64"),
+	}
+	for name, in := range inputs {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				out := b.TempDir()
+				if _, err := Import(b.Context(), out, []string{in}, &ImportOptions{Strict: true}); err != nil {
+					b.Fatal(err)
+				}
+				os.RemoveAll(out)
+			}
+		})
+	}
+}
