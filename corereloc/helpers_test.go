@@ -111,6 +111,17 @@ func testObjects(tb testing.TB) []string {
 	return paths
 }
 
+// ownObjects are corereloc's own test objects (testdata/*.c), each made
+// for one mechanism of Minimize.
+func ownObjects(tb testing.TB) []string {
+	tb.Helper()
+	paths, err := filepath.Glob("testdata/*.o")
+	if err != nil || len(paths) == 0 {
+		tb.Fatalf("no test objects in corereloc/testdata: %v", err)
+	}
+	return paths
+}
+
 // elfBTF returns the .BTF section of an ELF object.
 func elfBTF(tb testing.TB, path string) []byte {
 	tb.Helper()

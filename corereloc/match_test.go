@@ -97,10 +97,10 @@ func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string 
 }
 
 // TestMatchAgreesWithCilium compares every outcome of Match with the
-// fixup cilium/ebpf computes on the full BTF: the test objects on every
-// kernel, and cilium/ebpf's own CO-RE test objects on their targets.
+// fixup cilium/ebpf computes on the full BTF: the test objects (the
+// project's and corereloc's own) on every kernel, and cilium/ebpf's own CO-RE test objects on their targets.
 func TestMatchAgreesWithCilium(t *testing.T) {
-	objPaths := testObjects(t)
+	objPaths := append(testObjects(t), ownObjects(t)...)
 	for _, k := range kernels() {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)

@@ -55,3 +55,52 @@ func TestMinimizeRechecksMismatches(t *testing.T) {
 		})
 	}
 }
+
+// TestMinimizeKeepsCounts: testdata/counts.c's type matches succeed with
+// more local members and enumerators than the target ones they map to.
+// Without the padding members and enumerators the oracle sees them fail.
+func TestMinimizeKeepsCounts(t *testing.T) {
+	const obj = "testdata/counts-el.o"
+	objs, err := Load(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kernels() {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			res, err := Match(objs, []*rawbtf.Spec{raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, o := range res.Outcomes[0] {
+				if o.Status != Resolved || o.Target != 1 {
+					t.Fatalf("%v: %v %d, want a match", &objs[0].Relocations[j], o.Status, o.Target)
+				}
+			}
+			verify := func() []Mismatch {
+				blob, _, err := Minimize(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms, err := Verify([]string{obj}, []*btf.Spec{full}, []*btf.Spec{min})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ms
+			}
+			for _, m := range verify() {
+				t.Error(m)
+			}
+			for _, tm := range res.marks {
+				tm.minCount = 0
+			}
+			if ms := verify(); len(ms) != 2 {
+				t.Errorf("without padding the oracle sees %d differences, want 2: %v", len(ms), ms)
+			}
+		})
+	}
+}

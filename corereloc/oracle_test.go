@@ -43,7 +43,7 @@ func minimizeAndVerify(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 // TestOracleKernels: every test object against every kernel, one object
 // at a time and all together.
 func TestOracleKernels(t *testing.T) {
-	objs := testObjects(t)
+	objs := append(testObjects(t), ownObjects(t)...)
 	for _, k := range kernels() {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
