@@ -33,7 +33,7 @@ func FuzzFindImageBTF(f *testing.F) {
 	f.Add(makeBzImage(compressors[formatGzip](f, x86)))
 	f.Add(makeBzImage(withSize(compressors[formatLZ4Legacy](f, x86), len(x86))))
 	f.Add(makeBzImage(withSize(compressors[formatZstd](f, x86), len(x86))))
-	f.Add(makeZboot(compressors[formatGzip](f, x86), "gzip"))
+	f.Add(makeZboot(compressors[formatGzip](f, x86), "gzip", len(x86)))
 	flat := make([]byte, 128)
 	copy(flat[56:], "ARM\x64")
 	f.Add(append(flat, smallBTF(f)...))

@@ -187,9 +187,7 @@ func zbootPayload(data []byte) ([]byte, string, error) {
 	if format == "" {
 		return nil, "", fmt.Errorf("%w: zboot compression %q", ErrUnknownFormat, name)
 	}
-	payload := data[off : off+size]
-	if format != formatGzip && len(payload) >= 4 {
-		payload = payload[:len(payload)-4]
-	}
-	return payload, format, nil
+	// The size word the build appends after non-gzip payloads lies outside
+	// the size the header gives (drivers/firmware/efi/libstub/Makefile.zboot).
+	return data[off : off+size], format, nil
 }

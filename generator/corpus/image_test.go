@@ -28,8 +28,8 @@ func TestFindImageBTFSynthetic(t *testing.T) {
 		{"raw BTF", btf, ""},
 		{"arm64 Image", flatArm, "arm64"},
 		{"arm64 Image.gz", compressors[formatGzip](t, flatArm), "arm64"},
-		{"zboot gzip", makeZboot(compressors[formatGzip](t, flatArm), "gzip"), "arm64"},
-		{"zboot zstd", makeZboot(withSize(compressors[formatZstd](t, flatArm), len(flatArm)), "zstd22"), "arm64"},
+		{"zboot gzip", makeZboot(compressors[formatGzip](t, flatArm), "gzip", len(flatArm)), "arm64"},
+		{"zboot zstd", makeZboot(compressors[formatZstd](t, flatArm), "zstd22", len(flatArm)), "arm64"},
 		{"btf.xz", compressors[formatXZ](t, btf), ""},
 	}
 	for _, format := range []string{formatGzip, formatXZ, formatLZMA, formatZstd, formatLZ4Legacy, formatBzip2} {

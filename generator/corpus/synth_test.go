@@ -104,15 +104,21 @@ func makeBzImage(payload []byte) []byte {
 	return append(img, payload...)
 }
 
-// makeZboot wraps a payload in an EFI zboot header.
-func makeZboot(payload []byte, comp string) []byte {
-	img := make([]byte, 64, 64+len(payload))
+// makeZboot wraps a compressed image in an EFI zboot header; as the kernel
+// build does, a non-gzip payload is followed by the uncompressed size, which
+// the header's payload size leaves out.
+func makeZboot(payload []byte, comp string, size int) []byte {
+	img := make([]byte, 64, 64+len(payload)+4)
 	copy(img, "MZ")
 	copy(img[4:], "zimg")
 	binary.LittleEndian.PutUint32(img[8:], 64)
 	binary.LittleEndian.PutUint32(img[12:], uint32(len(payload)))
 	copy(img[24:], comp)
-	return append(img, payload...)
+	img = append(img, payload...)
+	if comp != "gzip" {
+		img = withSize(img, size)
+	}
+	return img
 }
 
 // withSize appends the uncompressed size as the kernel's size_append does.
