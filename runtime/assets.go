@@ -40,10 +40,6 @@ type lazyDict struct {
 	once    sync.Once
 	content []byte
 	err     error
-
-	decOnce sync.Once
-	dec     *zstd.Decoder
-	decErr  error
 }
 
 // plainDecoder decompresses frames made without a dictionary. DecodeAll is
@@ -240,14 +236,21 @@ func (a *Assets) form(i uint64) ([]byte, error) {
 		}
 		return content[bl.off : bl.off+bl.n], nil
 	}
-	dec, err := plainDecoder()
+	var form []byte
+	var err error
 	if bl.dict != 0 {
-		dec, err = a.dictDecoder(bl.dict - 1)
+		var content []byte
+		if content, err = a.dict(bl.dict - 1); err != nil {
+			return nil, err
+		}
+		form, err = decodeWithDict(uint32(bl.dict), content, a.data[bl.off:bl.off+bl.n], want)
+	} else {
+		var dec *zstd.Decoder
+		if dec, err = plainDecoder(); err != nil {
+			return nil, err
+		}
+		form, err = decodeFrame(dec, a.data[bl.off:bl.off+bl.n], want)
 	}
-	if err != nil {
-		return nil, err
-	}
-	form, err := decodeFrame(dec, a.data[bl.off:bl.off+bl.n], want)
 	if err != nil {
 		return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
 	}
@@ -274,21 +277,34 @@ func (a *Assets) dict(i uint64) ([]byte, error) {
 	return d.content, d.err
 }
 
-// dictDecoder returns a decoder for frames compressed with dictionary i,
-// made once.
-func (a *Assets) dictDecoder(i uint64) (*zstd.Decoder, error) {
-	content, err := a.dict(i)
-	if err != nil {
+// dictDecoder decompresses frames made with a dictionary. One decoder
+// serves every dictionary, registered for the duration of a call: the
+// decoding state is what costs (tens of KB), and a process selects its
+// kernel about once.
+var dictDecoder struct {
+	sync.Mutex
+	dec *zstd.Decoder
+	err error
+}
+
+// decodeWithDict decompresses frame, made with dictionary content under
+// zstd dictionary ID id, to want bytes.
+func decodeWithDict(id uint32, content, frame []byte, want uint64) ([]byte, error) {
+	d := &dictDecoder
+	d.Lock()
+	defer d.Unlock()
+	if d.dec == nil && d.err == nil {
+		d.dec, d.err = newDecoder()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if err := d.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(id, content)); err != nil {
 		return nil, err
 	}
-	d := &a.dicts[i]
-	d.decOnce.Do(func() {
-		d.dec, d.decErr = newDecoder(zstd.WithDecoderDictRaw(uint32(i+1), content))
-		if d.decErr != nil {
-			d.decErr = fmt.Errorf("dictionary %d: %w", i, d.decErr)
-		}
-	})
-	return d.dec, d.decErr
+	// Drop the dictionary afterwards so the decoder does not keep it alive.
+	defer func() { _ = d.dec.ResetWithOptions(nil, zstd.WithDecoderDictDelete(id)) }()
+	return decodeFrame(d.dec, frame, want)
 }
 
 // decodeFrame decompresses one zstd frame that should hold want bytes. The
