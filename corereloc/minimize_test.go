@@ -104,3 +104,67 @@ func TestMinimizeKeepsCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestMinimizeKeepsFlexArrayNotLast: testdata/flexarray.c indexes the
+// zero-length array sk_buff.__cloned_offset, which is not sk_buff's last
+// member: an error for cilium/ebpf. The minimized sk_buff must keep a
+// member after it, or the error would vanish.
+func TestMinimizeKeepsFlexArrayNotLast(t *testing.T) {
+	const obj = "testdata/flexarray-el.o"
+	objs, err := Load(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kernels() {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			res, err := Match(objs, []*rawbtf.Spec{raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := res.Outcomes[0][0]; o.Status != Failed {
+				t.Fatalf("outcome %v, want failed", o.Status)
+			}
+			// Where the array is in the full sk_buff.
+			var skb key
+			arr := -1
+			for _, id := range raw.TypesByEssentialName("sk_buff") {
+				typ, _ := raw.Type(id)
+				for i := range typ.Vlen {
+					if typ.Kind == rawbtf.KindStruct && typ.Member(i).Name == "__cloned_offset" {
+						skb, arr = key{0, id}, i
+					}
+				}
+			}
+			if arr < 0 {
+				t.Skip("no sk_buff.__cloned_offset in this kernel")
+			}
+			verify := func() []Mismatch {
+				blob, _, err := Minimize(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms, err := Verify([]string{obj}, []*btf.Spec{full}, []*btf.Spec{min})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ms
+			}
+			for _, m := range verify() {
+				t.Error(m)
+			}
+			for i := range res.marks[skb].parts {
+				if i > arr {
+					delete(res.marks[skb].parts, i)
+				}
+			}
+			if ms := verify(); len(ms) == 0 {
+				t.Error("without the member after the array the oracle sees no difference")
+			}
+		})
+	}
+}
