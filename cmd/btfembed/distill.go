@@ -1,0 +1,196 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+func init() {
+	subcommands["distill"] = runDistill
+	subcommands["relocate"] = runRelocate
+}
+
+const distillUsage = `usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
+
+Separates a kernel module's split BTF from the vmlinux BTF it was built
+over, like libbpf's btf__distill_base: <out.base.btf> gets the distilled
+base (the named vmlinux types the module refers to, by name and, where the
+module embeds them, size) and <out.split.btf> the module's BTF over it,
+which "btfembed relocate" can later move onto another vmlinux.
+
+<module> is a module (.ko, .ko.xz, .ko.gz, .ko.zst) or its raw split BTF.
+<base> is the vmlinux BTF: raw, an ELF file with .BTF, xz-compressed, or a
+BTFHub archive. A module that already carries a distilled base (.BTF.base,
+pahole 1.28+) is first relocated onto <base>; -layout-compatible applies
+to that step.
+
+Flags:
+`
+
+// runDistill is "btfembed distill".
+func runDistill(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("distill", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	basePath := fs.String("B", "", "vmlinux `BTF` the module was built over (required)")
+	layout := fs.Bool("layout-compatible", false, "relocate a module's own .BTF.base onto -B accepting layout-compatible differences")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), distillUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseDistillFlags(fs, args, 3); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
+
+	base, err := readKernelBTF(*basePath, nil)
+	if err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	split, err := readModuleSplit(modPath, base, *layout)
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", modPath, err)
+	}
+	distBase, newSplit, err := distill.Distill(split)
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", modPath, err)
+	}
+	if err := writeFileAtomic(outBase, distBase); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if err := writeFileAtomic(outSplit, newSplit); err != nil {
+		os.Remove(outBase)
+		return fmt.Errorf("distill: %w", err)
+	}
+	db, err := rawbtf.Parse(distBase, nil)
+	if err != nil {
+		return fmt.Errorf("distill: distilled base: %w", err)
+	}
+	ns, err := rawbtf.Parse(newSplit, db)
+	if err != nil {
+		return fmt.Errorf("distill: new split: %w", err)
+	}
+	own := split.NextID() - split.FirstID()
+	fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
+		modPath, db.NextID()-1, len(distBase), ns.NextID()-ns.FirstID(), ns.NextID()-ns.FirstID()-own, len(newSplit))
+	return nil
+}
+
+// readModuleSplit reads a module's split BTF over base. A module with its
+// own distilled base is relocated onto base first.
+func readModuleSplit(path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := distill.ReadModule(data)
+	if err != nil {
+		if _, _, herr := rawbtf.ParseHeader(data); herr != nil {
+			return nil, err // neither a module nor raw BTF: the module error says more
+		}
+		m = distill.Module{BTF: data}
+	}
+	if m.Base == nil {
+		return rawbtf.Parse(m.BTF, base)
+	}
+	ownBase, err := rawbtf.Parse(m.Base, nil)
+	if err != nil {
+		return nil, fmt.Errorf(".BTF.base: %w", err)
+	}
+	own, err := rawbtf.Parse(m.BTF, ownBase)
+	if err != nil {
+		return nil, fmt.Errorf(".BTF over .BTF.base: %w", err)
+	}
+	raw, err := distill.Relocate(own, base, &distill.RelocateOptions{LayoutCompatible: layout})
+	if err != nil {
+		return nil, fmt.Errorf("relocate onto -B: %w", err)
+	}
+	return rawbtf.Parse(raw, base)
+}
+
+const relocateUsage = `usage: btfembed relocate [-layout-compatible] -B <new-base> <distilled.base.btf> <split.btf> <out.btf>
+
+Moves split BTF over a distilled base (from "btfembed distill", or a
+module's .BTF.base and .BTF) onto another vmlinux BTF, like libbpf's
+btf__relocate: <out.btf> is split BTF over <new-base>. Every distilled type
+that has no single match in <new-base> is listed, with the reason.
+
+<new-base> is read like distill's -B. <split.btf> is raw split BTF or a
+module whose .BTF section is split over <distilled.base.btf>.
+
+Flags:
+`
+
+// runRelocate is "btfembed relocate".
+func runRelocate(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("relocate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	basePath := fs.String("B", "", "vmlinux `BTF` to relocate onto (required)")
+	layout := fs.Bool("layout-compatible", false, "also accept differences that cannot change the module's memory layout (char signedness; size of types it only points to)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), relocateUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseDistillFlags(fs, args, 3); err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
+
+	newBase, err := readKernelBTF(*basePath, nil)
+	if err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	distBase, err := readKernelBTF(distPath, nil)
+	if err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	split, err := readKernelBTF(splitPath, distBase)
+	if err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	out, err := distill.Relocate(split, newBase, &distill.RelocateOptions{LayoutCompatible: *layout})
+	var ue *distill.UnmappedError
+	if errors.As(err, &ue) {
+		for _, u := range ue.Types {
+			fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
+		}
+		hint := ""
+		if ue.LayoutCompatible {
+			hint = "; -layout-compatible would map them all"
+		}
+		return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
+			splitPath, *basePath, len(ue.Types), ue.Total, hint)
+	}
+	if err != nil {
+		return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)
+	}
+	if err := writeFileAtomic(outPath, out); err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), *basePath, len(out))
+	return nil
+}
+
+// parseDistillFlags parses args, requiring -B and n positional arguments.
+func parseDistillFlags(fs *flag.FlagSet, args []string, n int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.Lookup("B").Value.String() == "" {
+		fs.Usage()
+		return fmt.Errorf("%w: -B is required", errUsage)
+	}
+	if fs.NArg() != n {
+		fs.Usage()
+		return fmt.Errorf("%w: want %d arguments, got %d", errUsage, n, fs.NArg())
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+const conntrack612 = "../../distill/testdata/nf_conntrack-6.12.118+deb12-amd64.ko.xz"
+
+// rawKernel writes a testdata kernel's raw BTF to dir.
+func rawKernel(t *testing.T, dir, release string) string {
+	t.Helper()
+	k := kerneltest.ByName(t, "/"+release)
+	path := filepath.Join(dir, release+".btf")
+	if err := os.WriteFile(path, k.BTF, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDistillUsage(t *testing.T) {
+	for _, tc := range []struct {
+		run   subcommand
+		usage string
+		args  []string
+		want  error
+	}{
+		{runDistill, "usage: btfembed distill", []string{"-h"}, flag.ErrHelp},
+		{runDistill, "usage: btfembed distill", []string{}, errUsage},
+		{runDistill, "usage: btfembed distill", []string{"m.ko", "b", "s"}, errUsage},
+		{runDistill, "usage: btfembed distill", []string{"-B", "vmlinux", "m.ko", "b"}, errUsage},
+		{runDistill, "usage: btfembed distill", []string{"-X", "-B", "vmlinux", "m.ko", "b", "s"}, errUsage},
+		{runRelocate, "usage: btfembed relocate", []string{"-h"}, flag.ErrHelp},
+		{runRelocate, "usage: btfembed relocate", []string{"b", "s", "o"}, errUsage},
+		{runRelocate, "usage: btfembed relocate", []string{"-B", "vmlinux", "b", "s"}, errUsage},
+	} {
+		var stderr bytes.Buffer
+		err := tc.run(&bytes.Buffer{}, &stderr, tc.args)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s %q: error %v, want %v", tc.usage, tc.args, err, tc.want)
+		}
+		if !strings.Contains(stderr.String(), tc.usage) {
+			t.Errorf("%s %q: no usage text on stderr", tc.usage, tc.args)
+		}
+	}
+}
+
+// TestDistillRelocate distills a module with the command, checks the
+// files are what the library makes, relocates them back onto their
+// vmlinux and onto a 6.1 kernel, where only -layout-compatible succeeds.
+func TestDistillRelocate(t *testing.T) {
+	dir := t.TempDir()
+	vm612 := rawKernel(t, dir, "6.12.118+deb12-amd64")
+	vm61 := rawKernel(t, dir, "6.1.0-47-amd64")
+	outBase, outSplit := filepath.Join(dir, "nf.base.btf"), filepath.Join(dir, "nf.split.btf")
+
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"distill", "-B", vm612, conntrack612, outBase, outSplit}); err != nil {
+		t.Fatalf("distill: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "distilled base types") {
+		t.Errorf("distill prints %q", stdout.String())
+	}
+	wantBase, wantSplit := libraryDistill(t, vm612, conntrack612)
+	if got := readAll(t, outBase); !bytes.Equal(got, wantBase) {
+		t.Errorf("%s differs from distill.Distill's base", outBase)
+	}
+	if got := readAll(t, outSplit); !bytes.Equal(got, wantSplit) {
+		t.Errorf("%s differs from distill.Distill's split", outSplit)
+	}
+
+	back := filepath.Join(dir, "nf.btf")
+	if err := run(&stdout, &stderr, []string{"relocate", "-B", vm612, outBase, outSplit, back}); err != nil {
+		t.Fatalf("relocate back: %v\n%s", err, stderr.String())
+	}
+	vmSpec, err := btf.LoadSpec(vm612)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := btf.LoadSplitSpec(back, vmSpec)
+	if err != nil {
+		t.Fatalf("cilium/ebpf rejects %s: %v", back, err)
+	}
+	var fn *btf.Func
+	if err := spec.TypeByName("nf_conntrack_in", &fn); err != nil {
+		t.Fatalf("relocated module BTF: %v", err)
+	}
+
+	onto61 := filepath.Join(dir, "nf61.btf")
+	stderr.Reset()
+	err = run(&stdout, &stderr, []string{"relocate", "-B", vm61, outBase, outSplit, onto61})
+	if err == nil || !strings.Contains(err.Error(), "-layout-compatible would map them all") {
+		t.Fatalf("relocate 6.12 module onto 6.1: %v, want the hint for -layout-compatible", err)
+	}
+	if !strings.Contains(stderr.String(), "int 'char' size=1 encoding=none") {
+		t.Errorf("stderr does not list char: %s", stderr.String())
+	}
+	if _, err := os.Stat(onto61); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed relocate left %s", onto61)
+	}
+	if err := run(&stdout, &stderr, []string{"relocate", "-layout-compatible", "-B", vm61, outBase, outSplit, onto61}); err != nil {
+		t.Fatalf("relocate -layout-compatible: %v", err)
+	}
+}
+
+func libraryDistill(t *testing.T, basePath, modPath string) ([]byte, []byte) {
+	t.Helper()
+	base, err := rawbtf.Parse(readAll(t, basePath), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := distill.ReadModule(readAll(t, modPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := rawbtf.Parse(m.BTF, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, s, err := distill.Distill(split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, s
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestRelocateTestmod relocates pahole's distilled bpf_testmod, as
+// cilium/ebpf ships it, onto its vmlinux.
+func TestRelocateTestmod(t *testing.T) {
+	dir := t.TempDir()
+	zr, err := gzip.NewReader(bytes.NewReader(readAll(t, filepath.Join(ciliumTestdata, "vmlinux.btf.gz"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmPath := filepath.Join(dir, "vmlinux.btf")
+	if err := os.WriteFile(vmPath, vm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "testmod.btf")
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"relocate", "-B", vmPath,
+		filepath.Join(ciliumTestdata, "btf_testmod.btf.base"), filepath.Join(ciliumTestdata, "btf_testmod.btf"), out}); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	vmSpec, err := btf.LoadSpec(vmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := btf.LoadSplitSpec(out, vmSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn *btf.Func
+	if err := spec.TypeByName("bpf_testmod_init", &fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDistillBadInput checks that bad files give an error naming them and
+// leave no output.
+func TestDistillBadInput(t *testing.T) {
+	dir := t.TempDir()
+	vm := rawKernel(t, dir, "6.12.118+deb12-amd64")
+	junk := filepath.Join(dir, "junk.ko")
+	if err := os.WriteFile(junk, []byte("\x7fELF not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outBase, outSplit := filepath.Join(dir, "b.btf"), filepath.Join(dir, "s.btf")
+	missing := filepath.Join(dir, "missing.ko")
+	for _, tc := range []struct {
+		args []string
+		bad  string // the file the error must name
+	}{
+		{[]string{"distill", "-B", vm, junk, outBase, outSplit}, junk},
+		{[]string{"distill", "-B", junk, conntrack612, outBase, outSplit}, junk},
+		{[]string{"distill", "-B", vm, missing, outBase, outSplit}, missing},
+		{[]string{"relocate", "-B", vm, junk, junk, outBase}, junk},
+		{[]string{"relocate", "-B", vm, vm, vm, outBase}, vm}, // vmlinux is not split BTF over vmlinux
+	} {
+		args := tc.args
+		err := run(io.Discard, io.Discard, args)
+		if err == nil || !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("%q: error %v does not name %s", args, err, tc.bad)
+		}
+		for _, out := range []string{outBase, outSplit} {
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%q: left %s", args, out)
+			}
+		}
+	}
+}
