@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -117,5 +118,16 @@ func BenchmarkPayloadSize(b *testing.B) {
 	}
 	for unit, v := range metrics {
 		b.ReportMetric(float64(v), unit)
+	}
+}
+
+// BenchmarkEncode is the generator's last step for the -minbtf kernels.
+func BenchmarkEncode(b *testing.B) {
+	entries := testEntries(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Encode(io.Discard, entries, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

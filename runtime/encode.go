@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -17,10 +18,10 @@ import (
 type EncodeOptions struct {
 	// MaxDictSize bounds each shared dictionary, in bytes of packed BTF,
 	// except that a dictionary always holds at least one blob. Selecting
-	// a kernel decompresses its dictionary, so this bounds the work of one
-	// Select beyond the entry itself; larger dictionaries compress better. 0 means
-	// DefaultMaxDictSize; a negative value disables dictionaries, so each
-	// blob is compressed on its own.
+	// a kernel decompresses its dictionary, so this bounds the work of
+	// one Select beyond the entry itself; larger dictionaries compress
+	// better. 0 means DefaultMaxDictSize; a negative value disables
+	// dictionaries, so each blob is compressed on its own.
 	MaxDictSize int
 
 	// noPack skips the BTF column transform, for size comparisons.
@@ -29,9 +30,10 @@ type EncodeOptions struct {
 
 // DefaultMaxDictSize is the dictionary bound used when EncodeOptions leaves
 // it zero: a handful of kernels' worth of typical agent BTF (10-15 KB
-// each), which keeps what Select allocates beyond the entry itself below
-// what cilium/ebpf allocates parsing it, while later kernels of the same
-// series are stored as small differences.
+// each). Select then allocates at most this much beyond what parsing the
+// entry costs anyway (about 50 KB for 10 KB of BTF), against about 4 MB for
+// parsing a kernel's own BTF; kernels of the same series beyond the
+// dictionary are stored as small differences against it.
 const DefaultMaxDictSize = 64 << 10
 
 // repThreshold decides when a blob starts a new dictionary instead of
@@ -189,10 +191,12 @@ func (b *builder) blob(raw []byte, group string) (uint64, error) {
 	i := uint64(len(b.blobs))
 	b.blobIdx[sum] = i
 	p := pendingBlob{raw: raw, group: group}
-	if packed, ok := packBTF(raw); ok && b.pack {
-		// Keep the transform only if it provably reverses.
-		if back, err := unpackBTF(packed, len(raw)); err == nil && bytes.Equal(back, raw) {
-			p.packed = packed
+	if b.pack {
+		// Keep the transform only if it applies and provably reverses.
+		if packed, ok := packBTF(raw); ok {
+			if back, err := unpackBTF(packed, len(raw)); err == nil && bytes.Equal(back, raw) {
+				p.packed = packed
+			}
 		}
 	}
 	b.blobs = append(b.blobs, p)
@@ -230,11 +234,10 @@ type compressor struct {
 
 // alone compresses each blob on its own.
 func (c *compressor) alone(members []uint64) error {
-	enc, err := newEncoder()
+	enc, err := plainEncoder()
 	if err != nil {
 		return err
 	}
-	defer enc.Close()
 	for _, i := range members {
 		c.place(i, 0, enc)
 	}
@@ -349,11 +352,14 @@ func newEncoder(opts ...zstd.EOption) (*zstd.Encoder, error) {
 	return zstd.NewWriter(nil, append(base, opts...)...)
 }
 
+// plainEncoder compresses without a dictionary; EncodeAll is safe for
+// concurrent use, and a best-compression encoder is costly to set up.
+var plainEncoder = sync.OnceValues(func() (*zstd.Encoder, error) { return newEncoder() })
+
 func compressPlain(b []byte) ([]byte, error) {
-	enc, err := newEncoder()
+	enc, err := plainEncoder()
 	if err != nil {
 		return nil, err
 	}
-	defer enc.Close()
 	return enc.EncodeAll(b, nil), nil
 }
