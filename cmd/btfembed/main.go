@@ -49,8 +49,10 @@ type subcommand func(stdout, stderr io.Writer, args []string) error
 // subcommands maps each subcommand name to the function that runs it with
 // the arguments that follow the name.
 var subcommands = map[string]subcommand{
-	"corpus": runCorpus,
-	"min":    runMin,
+	"corpus":   runCorpus,
+	"distill":  runDistill,
+	"min":      runMin,
+	"relocate": runRelocate,
 }
 
 func run(stdout, stderr io.Writer, args []string) error {
