@@ -141,6 +141,10 @@ func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 		t.Fatal(err)
 	}
 	compared := 0
+	kernelIDs := make(map[*Relocation]bool)
+	for _, r := range res.KernelTypeIDs() {
+		kernelIDs[r] = true
+	}
 	for i, obj := range objs {
 		want := ciliumFixups(t, objPaths[i], full)
 		for j := range obj.Relocations {
@@ -152,6 +156,10 @@ func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 			compared++
 			if got := render(r, res.Outcomes[i][j]); got != w {
 				t.Errorf("%v: got %s, cilium/ebpf %s (%v)", r, got, w, res.Outcomes[i][j].Err)
+			}
+			// cilium/ebpf writes a kernel type ID into the instruction.
+			if isID := strings.HasPrefix(w, TypeIDTarget.String()+"=") && !strings.HasSuffix(w, "=poison"); isID != kernelIDs[r] {
+				t.Errorf("%v: listed by KernelTypeIDs: %v, cilium/ebpf fixup %s", r, kernelIDs[r], w)
 			}
 		}
 	}
