@@ -171,6 +171,9 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
+		return err
+	}
 	// The payload first: a Go file never refers to a payload not there.
 	if err := generator.WriteFileAtomic(payloadFile, res.Payload); err != nil {
 		return err
