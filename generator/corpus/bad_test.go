@@ -58,7 +58,7 @@ func TestReadBadInputs(t *testing.T) {
 		{"e-not-btf.btf", []byte("this is not BTF at all, just some text"), nil, "not BTF"},
 		{"f-broken.btf", brokenBTF(t), nil, "parse BTF"},
 		{"vmlinux-g-no-btf", makeELF(elf.EM_X86_64, elfSec{".rodata", []byte(testBanner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
-		{"h-orphan.modules/nvme.ko.xz", nil, ErrNoBase, "no kernel file for release h-orphan"},
+		{"h-orphan.modules/nvme.ko.xz", nil, ErrNoBase, "no kernel debian/12/x86_64/h-orphan beside it"},
 		{good.Release + ".modules/not-a-module.ko", []byte("garbage"), ErrUnknownFormat, "module is not ELF"},
 		{good.Release + ".modules/nvme.btf", []byte("\x9f\xeb\x01\x00garbage"), nil, "BTF header: "},
 		{good.Release + ".modules/virtio_net.ko.xz", nil, nil, "split BTF over the kernel's vmlinux"},
@@ -67,7 +67,7 @@ func TestReadBadInputs(t *testing.T) {
 		data := b.data
 		if data == nil && strings.HasSuffix(b.file, ".ko.xz") {
 			// A module of another kernel: its split BTF does not fit this base.
-			copyFile(t, filepath.Join(testExtra, "modules/x86_64/6.12.118+deb12-amd64", filepath.Base(b.file)), filepath.Join(arch, b.file))
+			copyFile(t, filepath.Join(extraModules(testKernels[3].key), filepath.Base(b.file)), filepath.Join(arch, b.file))
 			continue
 		}
 		writeFile(t, filepath.Join(arch, b.file), data)

@@ -18,8 +18,14 @@ import (
 // testCorpus is the BTFHub-layout corpus the project ships.
 const testCorpus = "../../testdata/btfhub"
 
-// testExtra holds small module files for tests (see its README).
+// testExtra is a corpus root holding modules of testCorpus kernels (see
+// its README).
 const testExtra = "../../testdata/corpus-extra"
+
+// extraModules is the testExtra modules directory of a kernel.
+func extraModules(k Key) string {
+	return filepath.Join(testExtra, k.Distro, k.Version, k.Arch, k.Release+".modules")
+}
 
 // testKernels are the kernels of testCorpus with their type counts as
 // ../../../shared/corpus/README.md gives them (counted with bpftool).
@@ -139,7 +145,7 @@ func moduleCorpus(tb testing.TB) string {
 	dir := tb.TempDir()
 	for _, tk := range testKernels {
 		k := tk.key
-		mods, _ := filepath.Glob(filepath.Join(testExtra, "modules", k.Arch, k.Release, "*"))
+		mods, _ := filepath.Glob(filepath.Join(extraModules(k), "*"))
 		if len(mods) == 0 {
 			continue
 		}

@@ -77,7 +77,8 @@ func pathKey(file, release string) Key {
 	return k
 }
 
-// walkCorpus lists the kernels under the roots, sorted by key then path.
+// walkCorpus lists the kernels under the roots, sorted by key then path,
+// each with its modules directory.
 func walkCorpus(roots []string) []entry {
 	var entries []entry
 	type dirRelease struct{ dir, release string }
@@ -127,11 +128,26 @@ func walkCorpus(roots []string) []entry {
 			delete(modDirs, dr)
 		}
 	}
+	// A modules directory with no kernel beside it belongs to the kernel of
+	// the same key in another root, so modules can live in a root of their
+	// own.
+	byKey := map[Key]int{}
+	for i, e := range entries {
+		if e.err == nil && e.modulesDir == "" && e.key.Arch != "" && e.key.Release != "" {
+			byKey[e.key] = i
+		}
+	}
 	for dr, md := range modDirs {
+		key := pathKey(filepath.Join(dr.dir, dr.release), dr.release)
+		if i, ok := byKey[key]; ok && key.Arch != "" {
+			entries[i].modulesDir = md
+			delete(byKey, key)
+			continue
+		}
 		entries = append(entries, entry{
 			path: md,
-			key:  pathKey(filepath.Join(dr.dir, dr.release), dr.release),
-			err:  fmt.Errorf("%w: no kernel file for release %s beside it", ErrNoBase, dr.release),
+			key:  key,
+			err:  fmt.Errorf("%w: no kernel %s beside it or in another root", ErrNoBase, key),
 		})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {

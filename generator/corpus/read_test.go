@@ -101,39 +101,54 @@ func TestReadCanceled(t *testing.T) {
 }
 
 func TestReadModules(t *testing.T) {
-	dir := moduleCorpus(t)
-	kernels, errs := collect(t, []string{dir}, nil)
-	if len(errs) > 0 {
-		t.Fatal(errs)
+	tests := []struct {
+		name  string
+		roots []string
+	}{
+		{"beside the kernel", []string{moduleCorpus(t)}},
+		{"in another root", []string{testCorpus, testExtra}},
 	}
 	want := map[string][]string{
 		"6.1.0-57-arm64":       {"nvme", "virtio_net"},
 		"6.12.118+deb12-amd64": {"nvme", "virtio_net"},
 	}
-	if len(kernels) != len(want) {
-		t.Fatalf("read %d kernels, want %d", len(kernels), len(want))
-	}
-	for _, k := range kernels {
-		var names []string
-		for _, m := range k.Modules {
-			names = append(names, m.Name)
-			src, _ := filepath.Glob(filepath.Join(testExtra, "modules", k.Key.Arch, k.Key.Release, m.Name+".ko*"))
-			if len(src) != 1 {
-				t.Fatalf("%s: no source for module %s", k.Key, m.Name)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kernels, errs := collect(t, tt.roots, &Options{Release: "*-arm64"})
+			if len(errs) > 0 {
+				t.Fatal(errs)
 			}
-			ko := readTestModule(t, src[0])
-			if want := objcopySection(t, ko, ".BTF"); !bytes.Equal(m.BTF, want) {
-				t.Errorf("%s %s: BTF differs from the module's .BTF section", k.Key, m.Name)
+			more, errs := collect(t, tt.roots, &Options{Release: "6.12.*"})
+			if len(errs) > 0 {
+				t.Fatal(errs)
 			}
-		}
-		if !slices.Equal(names, want[k.Key.Release]) {
-			t.Errorf("%s: modules %q, want %q", k.Key, names, want[k.Key.Release])
-		}
+			kernels = append(kernels, more...)
+			if len(kernels) != len(want) {
+				t.Fatalf("read %d kernels, want %d", len(kernels), len(want))
+			}
+			for _, k := range kernels {
+				var names []string
+				for _, m := range k.Modules {
+					names = append(names, m.Name)
+					src, _ := filepath.Glob(filepath.Join(extraModules(k.Key), m.Name+".ko*"))
+					if len(src) != 1 {
+						t.Fatalf("%s: no source for module %s", k.Key, m.Name)
+					}
+					ko := readTestModule(t, src[0])
+					if want := objcopySection(t, ko, ".BTF"); !bytes.Equal(m.BTF, want) {
+						t.Errorf("%s %s: BTF differs from the module's .BTF section", k.Key, m.Name)
+					}
+				}
+				if !slices.Equal(names, want[k.Key.Release]) {
+					t.Errorf("%s: modules %q, want %q", k.Key, names, want[k.Key.Release])
+				}
+			}
+		})
 	}
 
 	t.Run("no modules", func(t *testing.T) {
-		kernels, errs := collect(t, []string{dir}, &Options{NoModules: true})
-		if len(errs) > 0 || len(kernels) != 2 || len(kernels[0].Modules)+len(kernels[1].Modules) != 0 {
+		kernels, errs := collect(t, []string{testCorpus, testExtra}, &Options{NoModules: true, Release: "*-arm64"})
+		if len(errs) > 0 || len(kernels) != 1 || len(kernels[0].Modules) != 0 {
 			t.Fatalf("%d kernels, errors %v", len(kernels), errs)
 		}
 	})
