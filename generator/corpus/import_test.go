@@ -260,6 +260,19 @@ func TestWriteKernel(t *testing.T) {
 	}
 	checkNoTemp(t, out)
 
+	// Output depends on the kernel alone.
+	again := t.TempDir()
+	if _, err := WriteKernel(again, k); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{KernelPath("", k.Key), filepath.Join(ModulesPath("", k.Key), "a.btf.zst")} {
+		a, errA := os.ReadFile(filepath.Join(out, p))
+		b, errB := os.ReadFile(filepath.Join(again, p))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two writes (%v, %v)", p, errA, errB)
+		}
+	}
+
 	if _, err := WriteKernel(out, &Kernel{Key: Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
 	}
