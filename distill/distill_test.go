@@ -3,6 +3,7 @@ package distill
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
@@ -187,5 +188,57 @@ func TestDistillNotSplit(t *testing.T) {
 	}
 	if _, err := Relocate(k.raw, k.raw, nil); !errors.Is(err, ErrNotSplit) {
 		t.Fatalf("Relocate(vmlinux) = %v, want ErrNotSplit", err)
+	}
+}
+
+// TestDistillUnexpectedKind adds to a real module declaration tags on a
+// vmlinux function and a vmlinux variable: Distill must name both, since a
+// distilled base describes neither.
+func TestDistillUnexpectedKind(t *testing.T) {
+	k := kernelFor(t, "6.12.118+deb12-amd64")
+	var nvme module
+	for _, m := range committedModules(t) {
+		if m.name == "nvme" {
+			nvme = m
+		}
+	}
+	split := parseSplit(t, nvme.btf, k.raw)
+	funcs := k.raw.TypesByEssentialName("schedule")
+	vars := k.raw.TypesByEssentialName("runqueues")
+	if len(funcs) != 1 || len(vars) == 0 {
+		t.Fatalf("vmlinux has %d types named schedule, %d named runqueues", len(funcs), len(vars))
+	}
+	var varID rawbtf.TypeID
+	for _, id := range vars {
+		if typ, _ := k.raw.Type(id); typ.Kind == rawbtf.KindVar {
+			varID = id
+		}
+	}
+	enc := rawbtf.NewEncoder(split.ByteOrder(), k.raw)
+	for id := split.FirstID(); id < split.NextID(); id++ {
+		typ, err := split.Type(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := enc.Add(typ.Record()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []rawbtf.Record{
+		{Kind: rawbtf.KindDeclTag, Name: "test", SizeType: uint32(funcs[0]), ComponentIdx: -1},
+		{Kind: rawbtf.KindDeclTag, Name: "test", SizeType: uint32(varID), ComponentIdx: -1},
+	} {
+		if _, err := enc.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := Distill(parseSplit(t, enc.Bytes(), k.raw))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`func "schedule"`, `var "runqueues"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
 	}
 }
