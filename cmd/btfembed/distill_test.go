@@ -5,13 +5,16 @@ import (
 	"compress/gzip"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/internal/kerneltest"
@@ -214,4 +217,81 @@ func TestDistillBadInput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDistillModuleWithBase distills a module that carries its own
+// distilled base (.BTF.base, as pahole 1.28 writes for out-of-tree
+// modules, made here with objcopy): the command relocates it onto -B
+// first, and the result relocates back onto -B.
+func TestDistillModuleWithBase(t *testing.T) {
+	objcopy, err := exec.LookPath("objcopy")
+	if err != nil {
+		t.Skip("objcopy not installed")
+	}
+	dir := t.TempDir()
+	vm := rawKernel(t, dir, "6.12.118+deb12-amd64")
+	plain := filepath.Join(dir, "nf.ko")
+	m, err := distill.ReadModule(readAll(t, conntrack612))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The committed module is xz-compressed; objcopy wants the ELF.
+	elfData, err := decompressForTest(readAll(t, conntrack612))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain, elfData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, split := libraryDistill(t, vm, conntrack612)
+	basePath, splitPath := filepath.Join(dir, "b.btf"), filepath.Join(dir, "s.btf")
+	for path, data := range map[string][]byte{basePath: base, splitPath: split} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withBase := filepath.Join(dir, "nf-distilled.ko")
+	cmd := exec.Command(objcopy, "--update-section", ".BTF="+splitPath, "--add-section", ".BTF.base="+basePath, plain, withBase)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+
+	outBase, outSplit, back := filepath.Join(dir, "ob.btf"), filepath.Join(dir, "os.btf"), filepath.Join(dir, "back.btf")
+	var stderr bytes.Buffer
+	if err := run(io.Discard, &stderr, []string{"distill", "-B", vm, withBase, outBase, outSplit}); err != nil {
+		t.Fatalf("distill: %v\n%s", err, stderr.String())
+	}
+	if err := run(io.Discard, &stderr, []string{"relocate", "-B", vm, outBase, outSplit, back}); err != nil {
+		t.Fatalf("relocate: %v\n%s", err, stderr.String())
+	}
+	vmSpec, err := btf.LoadSpec(vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), vmSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := btf.LoadSplitSpec(back, vmSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, have *btf.Func
+	if err := orig.TypeByName("nf_conntrack_in", &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.TypeByName("nf_conntrack_in", &have); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(want.Type) != fmt.Sprint(have.Type) {
+		t.Errorf("nf_conntrack_in is %v, was %v", have.Type, want.Type)
+	}
+}
+
+func decompressForTest(data []byte) ([]byte, error) {
+	zr, err := xz.NewReader(bytes.NewReader(data), 0)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
