@@ -43,10 +43,17 @@ func TestEncodeOpenLookup(t *testing.T) {
 	for name, opts := range map[string]*EncodeOptions{
 		"default":         nil,
 		"no dictionaries": {MaxDictSize: -1},
-		"small dict":      {MaxDictSize: 12 << 10},
+		"small dict":      {MaxDictSize: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := open(t, encode(t, entries, opts))
+			codecs := map[[2]bool]bool{} // {dictionary, slice}
+			for _, b := range a.blobs {
+				codecs[[2]bool{b.dict != 0, b.codec == codecSlice}] = true
+			}
+			if name == "small dict" && !(codecs[[2]bool{true, true}] && codecs[[2]bool{true, false}]) {
+				t.Fatalf("small dictionaries should give both slices and differences, got %v", codecs)
+			}
 			var want []Key
 			for _, e := range entries {
 				want = append(want, e.Key)

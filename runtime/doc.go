@@ -32,7 +32,8 @@
 // (btfcodec.go) that turns the shifted type IDs and string offsets of
 // otherwise similar kernels into identical bytes. Blobs of one role
 // (vmlinux, or one module's base or split BTF) are then laid out in
-// raw-content zstd dictionaries of at most EncodeOptions.MaxDictSize bytes:
+// raw-content zstd dictionaries of at most EncodeOptions.MaxDictSize bytes
+// (but at least two blobs):
 // consecutive blobs (entries are sorted, so similar kernels are neighbours)
 // fill a dictionary, which is stored as one compressed stream and from
 // which they are read back as slices; later blobs close enough to a full

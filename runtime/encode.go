@@ -17,7 +17,7 @@ import (
 // EncodeOptions tunes Encode. A nil *EncodeOptions means the defaults.
 type EncodeOptions struct {
 	// MaxDictSize bounds each shared dictionary, in bytes of packed BTF,
-	// except that a dictionary always holds at least one blob. Selecting
+	// except that a dictionary always takes two blobs. Selecting
 	// a kernel decompresses its dictionary, so this bounds the work of
 	// one Select beyond the entry itself; larger dictionaries compress
 	// better. 0 means DefaultMaxDictSize; a negative value disables
@@ -29,17 +29,23 @@ type EncodeOptions struct {
 }
 
 // DefaultMaxDictSize is the dictionary bound used when EncodeOptions leaves
-// it zero: a handful of kernels' worth of typical agent BTF (10-15 KB
-// each). Select then allocates at most this much beyond what parsing the
-// entry costs anyway (about 50 KB for 10 KB of BTF), against about 4 MB for
-// parsing a kernel's own BTF; kernels of the same series beyond the
-// dictionary are stored as small differences against it.
-const DefaultMaxDictSize = 64 << 10
+// it zero. With at least minDictBlobs per dictionary, Select allocates
+// little more than parsing its entry costs anyway (about 70 KB in all for
+// 10 KB of minimized BTF, against 4 MB to parse a kernel's own BTF), while
+// kernels of a series are stored as small differences against their
+// dictionary. Larger bounds make payloads of large BTF (several objects,
+// 20-30 KB a kernel) about 20% smaller at some cost to Select.
+const DefaultMaxDictSize = 16 << 10
 
 // repThreshold decides when a blob starts a new dictionary instead of
 // being stored against the current, full one: when that still takes more
 // than 1/repThreshold of its packed size, it shares too little with it.
 const repThreshold = 4
+
+// minDictBlobs is how many blobs a dictionary takes whatever their size:
+// the bound then scales with the BTF, so a dictionary costs Select about
+// what parsing its entry does.
+const minDictBlobs = 2
 
 // Encode writes a payload holding entries to w. The bytes depend only on the
 // set of entries, not on their order: entries are sorted by key and modules
@@ -292,7 +298,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 	}
 	for _, i := range members {
 		form := c.blobs[i].form()
-		if len(dict) == 0 || len(dict)+len(form) <= maxDict {
+		if len(reps) < minDictBlobs || len(dict)+len(form) <= maxDict {
 			reps[i] = uint64(len(dict))
 			dict = append(dict, form...)
 			continue
@@ -312,7 +318,6 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		// A dictionary holds at least one blob, however large.
 		reps[i] = 0
 		dict = append(dict, form...)
 	}
