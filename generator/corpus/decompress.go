@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -114,7 +113,7 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		}
 		r = lr
 	case formatLZO:
-		return nil, errors.New("lzo: not supported (no maintained pure-Go LZO decoder is available)")
+		return decompressLZOP(data, out.Bytes())
 	default:
 		return nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
 	}

@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"debug/elf"
+	"os"
 	"testing"
 )
 
@@ -65,5 +66,20 @@ func FuzzReadDeb(f *testing.F) {
 	f.Add(arFile(elfSec{"debian-binary", []byte("2.0\n")}, elfSec{"data.tar", []byte("x")}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readDeb(bytes.NewReader(data), 1)
+	})
+}
+
+// FuzzLZO feeds the LZO1X block decoder and the lzop container reader.
+func FuzzLZO(f *testing.F) {
+	lzo, err := os.ReadFile("testdata/virtio_net.ko.lzo")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(lzo[:4096])
+	f.Add([]byte{0x11, 0, 0})
+	f.Add([]byte{0x15, 'a', 'b', 'c', 'd', 0x20, 0x04, 0x00, 0x11, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeLZO1X(data, nil, 1<<20)
+		decompressLZOP(append([]byte("\x89LZO\x00\r\n\x1a\n"), data...), nil)
 	})
 }

@@ -32,7 +32,7 @@ func TestFindImageBTFSynthetic(t *testing.T) {
 		{"zboot zstd", makeZboot(compressors[formatZstd](t, flatArm), "zstd22", len(flatArm)), "arm64"},
 		{"btf.xz", compressors[formatXZ](t, btf), ""},
 	}
-	for _, format := range []string{formatGzip, formatXZ, formatLZMA, formatZstd, formatLZ4Legacy, formatBzip2} {
+	for _, format := range []string{formatGzip, formatXZ, formatLZMA, formatZstd, formatLZ4Legacy, formatBzip2, formatLZO} {
 		tests = append(tests, tc{"bzImage " + format, nil, "x86_64"})
 	}
 	for _, tt := range tests {
@@ -79,7 +79,7 @@ func TestFindImageBTFErrors(t *testing.T) {
 		{"bzImage without BTF", makeBzImage(compressors[formatGzip](t, noBTF)), ErrNoBTF, "bzImage payload (gzip)"},
 		{"flat image without BTF", append(make([]byte, 4096), testBanner...), ErrUnknownFormat, ""},
 		{"arm64 Image without BTF", func() []byte { b := make([]byte, 4096); copy(b[56:], "ARM\x64"); return b }(), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
-		{"lzo payload", lzo, nil, "lzo: not supported"},
+		{"corrupt lzo payload", lzo, nil, "lzo: header: truncated"},
 		{"unknown payload", badPayload, ErrUnknownFormat, "bzImage payload compression"},
 		{"payload outside file", outside, nil, "outside the"},
 		{"truncated xz", compressors[formatXZ](t, btf)[:40], nil, "xz"},

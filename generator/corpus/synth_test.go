@@ -177,6 +177,18 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		}
 		return out
 	},
+	formatLZO: func(tb testing.TB, data []byte) []byte {
+		if _, err := exec.LookPath("lzop"); err != nil {
+			tb.Skip("lzop command not installed")
+		}
+		cmd := exec.Command("lzop", "-9", "-c")
+		cmd.Stdin = bytes.NewReader(data)
+		out, err := cmd.Output()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return out
+	},
 	formatBzip2: func(tb testing.TB, data []byte) []byte {
 		if _, err := exec.LookPath("bzip2"); err != nil {
 			tb.Skip("bzip2 command not installed (Go has no bzip2 encoder)")
