@@ -139,7 +139,7 @@ func (r *relocator) markEmbedded(id rawbtf.TypeID) error {
 			id = t.Ref()
 		case t.Kind == rawbtf.KindArray:
 			id = t.Array().Type
-		case t.Kind.IsComposite() || t.Kind == rawbtf.KindFwd:
+		case t.Kind.IsComposite():
 			if id < r.split.FirstID() {
 				r.embedded[id] = true
 			}
