@@ -113,7 +113,8 @@ func flatImage(data []byte, arch string) (imageBTF, error) {
 		return imageBTF{}, fmt.Errorf("%w in the image (kernel built without CONFIG_DEBUG_INFO_BTF?)", err)
 	}
 	b, _ := findBanner(data)
-	return imageBTF{BTF: blob, Arch: arch, Banner: b}, nil
+	// A copy, so that the kernel does not keep the whole image alive.
+	return imageBTF{BTF: bytes.Clone(blob), Arch: arch, Banner: b}, nil
 }
 
 func hasPrefixAt(data []byte, off int, prefix []byte) bool {
