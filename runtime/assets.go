@@ -261,13 +261,26 @@ func (a *Assets) form(i uint64) ([]byte, error) {
 func (a *Assets) dict(i uint64) ([]byte, error) {
 	d := &a.dicts[i]
 	d.once.Do(func() {
-		plain, err := plainDecoder()
-		if err != nil {
-			d.err = err
-			return
-		}
 		w := d.wire
-		content, err := decodeFrame(plain, a.data[w.off:w.off+w.n], w.rawLen)
+		var content []byte
+		var err error
+		if w.base != 0 {
+			// The index guarantees the base is earlier and has no
+			// base itself.
+			var base []byte
+			if base, err = a.dict(w.base - 1); err != nil {
+				d.err = err
+				return
+			}
+			content, err = decodeWithDict(uint32(w.base), base, a.data[w.off:w.off+w.n], w.rawLen)
+		} else {
+			var plain *zstd.Decoder
+			if plain, err = plainDecoder(); err != nil {
+				d.err = err
+				return
+			}
+			content, err = decodeFrame(plain, a.data[w.off:w.off+w.n], w.rawLen)
+		}
 		if err != nil {
 			d.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, i, err)
 			return

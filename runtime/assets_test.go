@@ -78,6 +78,35 @@ func TestEncodeOpenLookup(t *testing.T) {
 	}
 }
 
+// TestEncodeBasedDictionaries adds BTF unlike the kernels' (cilium/ebpf's
+// btf_testmod, 32-byte headers so stored unpacked) so that it starts a
+// second dictionary, stored against the first; every blob must still
+// decode to its input.
+func TestEncodeBasedDictionaries(t *testing.T) {
+	m := moduleEntry(t, true).Modules[0]
+	entries := append(slices.Clone(testEntries(t)),
+		Entry{Key: Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		Entry{Key: Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	a := open(t, encode(t, entries, &EncodeOptions{MaxDictSize: 1}))
+	based := false
+	for i := range a.dicts {
+		based = based || a.dicts[i].wire.base != 0
+	}
+	if !based {
+		t.Fatal("no dictionary stored against another")
+	}
+	for _, e := range entries {
+		i, _ := slices.BinarySearchFunc(a.keys, e.Key, Key.compare)
+		raw, err := a.blob(a.entries[i].vmlinux)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw, e.VMLinux) {
+			t.Errorf("%s: decoded blob differs from the input", e.Key)
+		}
+	}
+}
+
 func TestEncodeDeterministic(t *testing.T) {
 	entries := testEntries(t)
 	want := encode(t, entries, nil)

@@ -37,9 +37,10 @@
 // consecutive blobs (entries are sorted, so similar kernels are neighbours)
 // fill a dictionary, which is stored as one compressed stream and from
 // which they are read back as slices; later blobs close enough to a full
-// dictionary are stored as zstd frames against it. Structure common to
-// many kernels is thus stored once, and an entry decompresses on its own:
-// its dictionary, then at most one frame.
+// dictionary are stored as zstd frames against it, and a new dictionary
+// (a new kernel series) is itself stored against an earlier one. Structure
+// common to many kernels is thus stored once, and an entry decompresses on
+// its own: at most two dictionaries, then at most one frame.
 //
 // # Modules
 //

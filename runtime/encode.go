@@ -33,8 +33,7 @@ type EncodeOptions struct {
 // little more than parsing its entry costs anyway (about 70 KB in all for
 // 10 KB of minimized BTF, against 4 MB to parse a kernel's own BTF), while
 // kernels of a series are stored as small differences against their
-// dictionary. Larger bounds make payloads of large BTF (several objects,
-// 20-30 KB a kernel) about 20% smaller at some cost to Select.
+// dictionary, and a dictionary as its difference to an earlier one.
 const DefaultMaxDictSize = 16 << 10
 
 // repThreshold decides when a blob starts a new dictionary instead of
@@ -233,9 +232,10 @@ func (b *builder) compress(ix *wireIndex, maxDict int) ([]byte, error) {
 
 // compressor lays out dictionaries and blobs in the data area.
 type compressor struct {
-	ix    *wireIndex
-	blobs []pendingBlob
-	data  []byte
+	ix          *wireIndex
+	blobs       []pendingBlob
+	data        []byte
+	dictContent [][]byte // by dictionary index
 }
 
 // alone compresses each blob on its own.
@@ -269,17 +269,22 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 			enc.Close()
 		}
 	}()
+	var bases []uint64 // the group's dictionaries stored on their own
 	flush := func() error {
 		if len(dict) == 0 {
 			return nil
 		}
-		stored, err := compressPlain(dict)
+		stored, base, err := c.storeDict(dict, bases)
 		if err != nil {
 			return err
 		}
-		c.ix.dicts = append(c.ix.dicts, wireDict{off: uint64(len(c.data)), n: uint64(len(stored)), rawLen: uint64(len(dict))})
+		c.ix.dicts = append(c.ix.dicts, wireDict{off: uint64(len(c.data)), n: uint64(len(stored)), rawLen: uint64(len(dict)), base: base})
+		c.dictContent = append(c.dictContent, dict)
 		c.data = append(c.data, stored...)
 		dictNo := uint64(len(c.ix.dicts))
+		if base == 0 {
+			bases = append(bases, dictNo)
+		}
 		if enc == nil {
 			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(dictNo), dict)); err != nil {
 				return err
@@ -322,6 +327,39 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		dict = append(dict, form...)
 	}
 	return flush()
+}
+
+// maxBaseTries bounds how many earlier dictionaries storeDict tries as the
+// base of a new one: the group's first and the most recent.
+const maxBaseTries = 4
+
+// storeDict compresses a new dictionary's content, on its own or against
+// one of the earlier dictionaries stored on their own (bases, dictionary
+// numbers), whichever is smallest, so a dictionary for a new kernel series
+// stores only what is new in it. It returns the stored bytes and the base
+// used (dictionary number, 0 for none). Bases are never chained further,
+// so reading a blob takes at most two dictionaries.
+func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, error) {
+	best, err := compressPlain(dict)
+	if err != nil {
+		return nil, 0, err
+	}
+	var bestBase uint64
+	tries := bases
+	if len(bases) > maxBaseTries {
+		tries = append([]uint64{bases[0]}, bases[len(bases)-maxBaseTries+1:]...)
+	}
+	for _, no := range tries {
+		enc, err := newEncoder(zstd.WithEncoderDictRaw(uint32(no), c.dictContent[no-1]))
+		if err != nil {
+			return nil, 0, err
+		}
+		if z := enc.EncodeAll(dict, nil); len(z) < len(best) {
+			best, bestBase = z, no
+		}
+		enc.Close()
+	}
+	return best, bestBase, nil
 }
 
 // place compresses blob i with enc, which uses dictionary dictNo (0: none),

@@ -21,7 +21,8 @@ import (
 // The decompressed index:
 //
 //	uv count, then per string:      uv length, bytes
-//	uv count, then per dictionary:  uv offset, uv stored length, uv length
+//	uv count, then per dictionary:  uv offset, uv stored length, uv length,
+//	                                uv base dictionary+1 (0: none)
 //	uv count, then per blob:        uv codec, uv dictionary+1 (0: none),
 //	                                uv offset, uv stored length,
 //	                                uv packed length, uv length
@@ -31,7 +32,9 @@ import (
 //	                                uv base blob+1 (0: none), uv split blob
 //
 // A dictionary is a zstd frame whose content is the concatenation of the
-// packed forms of some blobs (its representatives). A blob's stored bytes
+// packed forms of some blobs (its representatives). It may be compressed
+// with an earlier dictionary (its base, itself without a base) as raw
+// content, zstd dictionary ID = base index + 1. A blob's stored bytes
 // decode, by codec, to its packed form; the packed form is the raw blob
 // when its packed length is 0, and the BTF column transform of
 // btfcodec.go otherwise. Codecs:
@@ -123,6 +126,7 @@ type wireBlob struct {
 // wireDict is a dictionary's index record.
 type wireDict struct {
 	off, n, rawLen uint64
+	base           uint64 // dictionary index + 1, 0 for none
 }
 
 type wireModule struct {
@@ -155,6 +159,7 @@ func (ix *wireIndex) marshal() []byte {
 		u(d.off)
 		u(d.n)
 		u(d.rawLen)
+		u(d.base)
 	}
 	u(uint64(len(ix.blobs)))
 	for _, bl := range ix.blobs {
@@ -239,12 +244,16 @@ func unmarshalIndex(b []byte, dataLen int) (*wireIndex, error) {
 			r.err = fmt.Errorf("%w: %s %d: bytes [%d, +%d) outside the %d-byte data area", ErrCorrupt, what, i, off, n, dataLen)
 		}
 	}
-	ix.dicts = make([]wireDict, r.count("dictionaries", 3))
+	ix.dicts = make([]wireDict, r.count("dictionaries", 4))
 	for i := range ix.dicts {
-		d := wireDict{off: r.uv("dictionary offset"), n: r.uv("dictionary size"), rawLen: r.uv("dictionary length")}
+		d := wireDict{off: r.uv("dictionary offset"), n: r.uv("dictionary size"), rawLen: r.uv("dictionary length"),
+			base: r.below("dictionary base", i+1)}
 		inData("dictionary", i, d.off, d.n)
 		if r.err == nil && d.rawLen > maxBlobLen {
 			r.err = fmt.Errorf("%w: dictionary %d: length %d too large", ErrCorrupt, i, d.rawLen)
+		}
+		if r.err == nil && d.base != 0 && ix.dicts[d.base-1].base != 0 {
+			r.err = fmt.Errorf("%w: dictionary %d: base %d has a base itself", ErrCorrupt, i, d.base-1)
 		}
 		ix.dicts[i] = d
 	}

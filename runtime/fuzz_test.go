@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -12,6 +13,10 @@ func FuzzOpen(f *testing.F) {
 	f.Add(encode(f, testEntries(f)[:2], nil))
 	f.Add(encode(f, testEntries(f)[:1], &EncodeOptions{MaxDictSize: -1}))
 	f.Add(encode(f, []Entry{moduleEntry(f, false)}, nil))
+	// Small dictionaries: slices, differences, and a dictionary stored
+	// against another.
+	m := moduleEntry(f, true).Modules[0]
+	f.Add(encode(f, append(slices.Clone(testEntries(f)[:2]), Entry{Key: Key{Arch: "x86_64", Release: "zz"}, VMLinux: m.Base}), &EncodeOptions{MaxDictSize: 1}))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		resum(p)
 		exercise(t, p)
