@@ -21,8 +21,8 @@ func hubFiles(tb testing.TB) [][]byte {
 }
 
 // BenchmarkRead reads the testdata corpus end to end (walk, read, xz, tar,
-// BTF validation) and reports kernels per second and, with one worker, the
-// share of the time spent decompressing.
+// BTF validation) and reports kernels per second, CPU time per kernel and,
+// with one worker, the share of the time spent decompressing.
 func BenchmarkRead(b *testing.B) {
 	for _, workers := range []int{1, 0} {
 		name := "workers=all"
@@ -33,9 +33,9 @@ func BenchmarkRead(b *testing.B) {
 			opts := &Options{Workers: workers}
 			files := hubFiles(b)
 			n := 0
-			var read, dec time.Duration
+			var read, dec, cpu time.Duration
 			for b.Loop() {
-				t := time.Now()
+				t, c := time.Now(), processCPU(b)
 				for _, err := range Read(b.Context(), []string{testCorpus}, opts) {
 					if err != nil {
 						b.Fatal(err)
@@ -43,6 +43,7 @@ func BenchmarkRead(b *testing.B) {
 					n++
 				}
 				read += time.Since(t)
+				cpu += processCPU(b) - c
 				if workers != 1 {
 					continue
 				}
@@ -57,6 +58,7 @@ func BenchmarkRead(b *testing.B) {
 				dec += time.Since(t)
 			}
 			b.ReportMetric(float64(n)/read.Seconds(), "kernels/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/kernel")
 			if workers == 1 {
 				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%decompress")
 			}
