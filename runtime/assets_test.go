@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,90 +74,6 @@ func TestEncodeOpenLookup(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestEncodeBasedDictionaries adds BTF unlike the kernels' (cilium/ebpf's
-// btf_testmod, 32-byte headers so stored unpacked) so that it starts a
-// second dictionary, stored against the first; every blob must still
-// decode to its input.
-func TestEncodeBasedDictionaries(t *testing.T) {
-	m := moduleEntry(t, true).Modules[0]
-	entries := append(slices.Clone(testEntries(t)),
-		Entry{Key: Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		Entry{Key: Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
-	a := open(t, encode(t, entries, &EncodeOptions{MaxDictSize: 1}))
-	based := false
-	for i := range a.dicts {
-		based = based || a.dicts[i].wire.base != 0
-	}
-	if !based {
-		t.Fatal("no dictionary stored against another")
-	}
-	for _, e := range entries {
-		i, _ := slices.BinarySearchFunc(a.keys, e.Key, Key.compare)
-		raw, err := a.blob(a.entries[i].vmlinux)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(raw, e.VMLinux) {
-			t.Errorf("%s: decoded blob differs from the input", e.Key)
-		}
-	}
-}
-
-func TestEncodeDeterministic(t *testing.T) {
-	entries := testEntries(t)
-	want := encode(t, entries, nil)
-	shuffled := slices.Clone(entries)
-	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	if got := encode(t, shuffled, nil); !bytes.Equal(got, want) {
-		t.Fatal("payload depends on entry order")
-	}
-}
-
-// TestEncodeDedup embeds the same BTF under a second key: the payload may
-// grow by index bytes, not by another copy of the blob.
-func TestEncodeDedup(t *testing.T) {
-	entries := testEntries(t)
-	once := encode(t, entries, nil)
-	dup := entries[0]
-	dup.Key.Distro = "ubuntu"
-	twice := encode(t, append(slices.Clone(entries), dup), nil)
-	if grew := len(twice) - len(once); grew > 64 {
-		t.Errorf("payload grew by %d bytes for a duplicate blob", grew)
-	}
-	a := open(t, twice)
-	s1, err := a.Lookup(entries[0].Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := a.Lookup(dup.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(typeNames(t, s1.Spec), typeNames(t, s2.Spec)) {
-		t.Error("duplicate entries decode differently")
-	}
-}
-
-func TestEncodeRejects(t *testing.T) {
-	e := testEntries(t)[0]
-	noRelease := e
-	noRelease.Key.Release = ""
-	badModule := e
-	badModule.Modules = []Module{{Name: "../etc", Split: e.VMLinux}}
-	noBTF := e
-	noBTF.VMLinux = nil
-	for name, entries := range map[string][]Entry{
-		"duplicate key": {e, e},
-		"no release":    {noRelease},
-		"module name":   {badModule},
-		"no vmlinux":    {noBTF},
-	} {
-		if err := Encode(&bytes.Buffer{}, entries, nil); err == nil {
-			t.Errorf("%s: no error", name)
-		}
 	}
 }
 

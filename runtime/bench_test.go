@@ -1,12 +1,9 @@
 package runtime
 
 import (
-	"archive/tar"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -69,42 +66,15 @@ func BenchmarkLoadKernelSpec(b *testing.B) {
 func BenchmarkPayloadSize(b *testing.B) {
 	entries := testEntries(b)
 	raw := 0
-	var tarball bytes.Buffer
-	tw := tar.NewWriter(&tarball)
+	var single [][]Entry
 	for _, e := range entries {
 		raw += len(e.VMLinux)
-		name := e.Key.Distro + "/" + e.Key.Version + "/" + e.Key.Arch + "/" + e.Key.Release + ".btf"
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(e.VMLinux))}); err != nil {
-			b.Fatal(err)
-		}
-		tw.Write(e.VMLinux)
+		single = append(single, []Entry{e})
 	}
-	tw.Close()
 	metrics := map[string]int{"kernels": len(entries), "raw-bytes": raw}
-	if xz, err := exec.LookPath("xz"); err == nil {
-		cmd := exec.Command(xz, "-9", "-c")
-		cmd.Stdin = &tarball
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatal(err)
-		}
-		metrics["tar-xz9-bytes"] = len(out)
-		perKernel := 0
-		for _, e := range entries {
-			var one bytes.Buffer
-			tw := tar.NewWriter(&one)
-			tw.WriteHeader(&tar.Header{Name: e.Key.Release + ".btf", Mode: 0o644, Size: int64(len(e.VMLinux))})
-			tw.Write(e.VMLinux)
-			tw.Close()
-			cmd := exec.Command(xz, "-9", "-c")
-			cmd.Stdin = &one
-			out, err := cmd.Output()
-			if err != nil {
-				b.Fatal(err)
-			}
-			perKernel += len(out)
-		}
-		metrics["per-kernel-tar-xz9-bytes"] = perKernel
+	if solid, ok := tarXZ(b, [][]Entry{entries}); ok {
+		metrics["tar-xz9-bytes"] = solid
+		metrics["per-kernel-tar-xz9-bytes"], _ = tarXZ(b, single)
 	}
 	for name, opts := range map[string]*EncodeOptions{
 		"zstd-per-blob":        {MaxDictSize: -1, noPack: true},
