@@ -64,9 +64,11 @@ const sysVMLinux = "/sys/kernel/btf/vmlinux"
 // directory, imported as a corpus (see Read). Each input is read once;
 // inputs are read in parallel.
 //
-// Bad inputs are reported in ImportResult.Skipped and the others are still
-// imported; with ImportOptions.Strict the first one ends the import and is
-// returned as the error. Errors writing dir are always returned.
+// Bad inputs are reported in ImportResult.Skipped, as *KernelError values
+// wrapping ErrNoBTF, ErrNoBase, ErrUnknownFormat or ErrIncompleteKey where
+// one applies, and the others are still imported; with ImportOptions.Strict
+// the first one ends the import and is returned as the error. Errors writing
+// dir are always returned.
 func Import(ctx context.Context, dir string, inputs []string, opts *ImportOptions) (*ImportResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -134,6 +136,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 		return &res, err
 	}
 	slices.SortFunc(res.Kernels, func(a, b Imported) int { return a.Key.Compare(b.Key) })
+	slices.SortFunc(res.Skipped, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return &res, nil
 }
 
