@@ -1,0 +1,70 @@
+package distill
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// TestMinimizedModule runs the generator's hand-off: corereloc minimizes
+// vmlinux and nf_conntrack together for an object that reads module types,
+// Distill separates the minimized module from the minimized vmlinux, and
+// Relocate moves it onto the minimized vmlinux (the embedded case) and onto
+// the full vmlinux (a kernel with its own BTF), where cilium/ebpf must read
+// the same module types.
+func TestMinimizedModule(t *testing.T) {
+	objs, err := corereloc.Load("../testdata/objects/conntrack-el.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range committedModules(t) {
+		if m.name != "nf_conntrack" {
+			continue
+		}
+		t.Run(m.release, func(t *testing.T) {
+			k := kernelFor(t, m.release)
+			res, err := corereloc.Match(objs, []*rawbtf.Spec{k.raw, parseSplit(t, m.btf, k.raw)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vm, mods, err := corereloc.Minimize(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			minVM, err := rawbtf.Parse(vm, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			minMod := parseSplit(t, mods[0], minVM)
+			db, ds, err := Distill(minMod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dist, err := rawbtf.Parse(db, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			split := parseSplit(t, ds, dist)
+
+			minSpec, err := btf.LoadSpecFromReader(bytes.NewReader(vm))
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, err := btf.LoadSplitSpecFromReader(bytes.NewReader(mods[0]), minSpec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := distilled{name: "minimized " + m.name, split: split, orig: orig, origFirst: minVM.NextID(), origBase: minSpec}
+			for _, target := range []*kernel{{name: "minimized vmlinux", raw: minVM, spec: minSpec}, k} {
+				if got := outcome(t, d, target, target.name); !strings.HasSuffix(got, ": ok\n") {
+					t.Errorf("%s", got)
+				}
+			}
+		})
+	}
+}
