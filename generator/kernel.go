@@ -157,7 +157,7 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 	}
 	minTargets := []*btf.Spec{min}
 	for _, m := range e.Modules {
-		spec, err := relocateModule(m, e.VMLinux, min)
+		spec, err := runtime.LoadModule(m, e.VMLinux, min)
 		if err != nil {
 			return fmt.Errorf("oracle: relocate minimized module %s onto minimized vmlinux: %w", m.Name, err)
 		}
@@ -185,22 +185,4 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 
 func runtimeKey(k corpus.Key) runtime.Key {
 	return runtime.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version}
-}
-
-// relocateModule loads an embedded module the way the runtime does: its
-// split BTF relocated from its distilled base onto the vmlinux BTF.
-func relocateModule(m runtime.Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (*btf.Spec, error) {
-	base, err := rawbtf.Parse(vmlinuxRaw, nil)
-	if err != nil {
-		return nil, err
-	}
-	dist, err := rawbtf.Parse(m.Base, nil)
-	if err != nil {
-		return nil, fmt.Errorf("distilled base: %w", err)
-	}
-	split, err := rawbtf.Parse(m.Split, dist)
-	if err != nil {
-		return nil, fmt.Errorf("split: %w", err)
-	}
-	return distill.LoadRelocated(split, base, vmlinux, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 
@@ -29,10 +30,13 @@ type assetEntry struct {
 	vmlinux uint64
 	modules []wireModule
 
-	once    sync.Once
-	spec    *btf.Spec
-	modRaw  []ModuleBTF
-	loadErr error
+	once   sync.Once
+	spec   *btf.Spec
+	modRaw []Module
+	// modSpecs are loaded with spec, once: cilium/ebpf v0.22 is not safe
+	// for concurrent use of several split specs over one base.
+	modSpecs map[string]*btf.Spec
+	loadErr  error
 }
 
 type lazyDict struct {
@@ -140,52 +144,68 @@ func (a *Assets) Lookup(key Key) (*Selection, error) {
 	if !ok {
 		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
 	}
-	return a.selection(&a.entries[i], nil)
+	return a.selection(&a.entries[i])
 }
 
 // selection loads entry e (once) and wraps it in a Selection.
-func (a *Assets) selection(e *assetEntry, relocate RelocateFunc) (*Selection, error) {
+func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 	spec, modRaw, err := a.load(e)
 	if err != nil {
 		return nil, err
 	}
 	sel := &Selection{Source: SourceEmbedded, Key: e.key, Spec: spec, ModuleBTF: modRaw}
-	if err := sel.loadModules(relocate); err != nil {
-		return nil, err
+	if len(e.modSpecs) > 0 {
+		sel.Modules = maps.Clone(e.modSpecs)
 	}
 	return sel, nil
 }
 
 // load decompresses and parses entry e, once.
-func (a *Assets) load(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
-	e.once.Do(func() { e.spec, e.modRaw, e.loadErr = a.loadEntry(e) })
+func (a *Assets) load(e *assetEntry) (*btf.Spec, []Module, error) {
+	e.once.Do(func() { e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e) })
 	return e.spec, e.modRaw, e.loadErr
 }
 
-func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []ModuleBTF, error) {
-	r, err := a.blobReader(e.vmlinux)
+func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.Spec, error) {
+	// Relocating a distilled module needs the raw vmlinux BTF; otherwise
+	// cilium/ebpf reads it while it is unpacked, never whole.
+	var r io.ReaderAt
+	var raw []byte
+	var err error
+	if slices.ContainsFunc(e.modules, func(m wireModule) bool { return m.base != 0 }) {
+		raw, err = a.blob(e.vmlinux)
+		r = bytes.NewReader(raw)
+	} else {
+		r, err = a.blobReader(e.vmlinux)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
+		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
 	// Raw BTF, never ELF: skip LoadSpecFromReader's ELF probe.
 	spec, err := btf.LoadSplitSpecFromReader(r, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
+		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
-	var mods []ModuleBTF
+	var mods []Module
 	for _, m := range e.modules {
-		mod := ModuleBTF{Name: a.strings[m.name]}
+		mod := Module{Name: a.strings[m.name]}
 		if m.base != 0 {
 			if mod.Base, err = a.blob(m.base - 1); err != nil {
-				return nil, nil, fmt.Errorf("embedded BTF for %s: module %s base: %w", e.key, mod.Name, err)
+				return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s base: %w", e.key, mod.Name, err)
 			}
 		}
 		if mod.Split, err = a.blob(m.split); err != nil {
-			return nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.key, mod.Name, err)
+			return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.key, mod.Name, err)
 		}
 		mods = append(mods, mod)
 	}
-	return spec, mods, nil
+	specs := make(map[string]*btf.Spec, len(mods))
+	for _, m := range mods {
+		if specs[m.Name], err = LoadModule(m, raw, spec); err != nil {
+			return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.key, m.Name, err)
+		}
+	}
+	return spec, mods, specs, nil
 }
 
 // blob decodes blob i. The result is freshly allocated or a slice of

@@ -2,16 +2,21 @@ package runtime
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
 // typeNames lists every named type of spec as "kind name" in ID order, an
@@ -101,9 +106,11 @@ func TestLookupShared(t *testing.T) {
 	}
 }
 
-// moduleEntry embeds cilium/ebpf's pahole-made btf_testmod: its distilled
-// base stands in for vmlinux, so the split BTF can be used directly
-// (Base nil) or through a relocation hook (Base set).
+// moduleEntry embeds cilium/ebpf's pahole-made btf_testmod. With
+// withBase, the module keeps its distilled base and the entry's vmlinux is
+// the real vmlinux it was built against, so selecting the entry relocates
+// the module for real; without, its distilled base stands in for vmlinux
+// and the split BTF is read over it directly.
 func moduleEntry(tb testing.TB, withBase bool) Entry {
 	tb.Helper()
 	dir := ciliumTestdata(tb)
@@ -115,61 +122,66 @@ func moduleEntry(tb testing.TB, withBase bool) Entry {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m := Module{Name: "bpf_testmod", Split: split}
-	if withBase {
-		m.Base = base
+	if !withBase {
+		return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: base,
+			Modules: []Module{{Name: "bpf_testmod", Split: split}}}
 	}
-	return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: base, Modules: []Module{m}}
+	f, err := os.Open(filepath.Join(dir, "vmlinux.btf.gz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vmlinux, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: vmlinux,
+		Modules: []Module{{Name: "bpf_testmod", Base: base, Split: split}}}
 }
 
 func TestModules(t *testing.T) {
-	direct := moduleEntry(t, false)
-	a := open(t, encode(t, []Entry{direct}, nil))
-	sel, err := a.Lookup(direct.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := sel.Modules["bpf_testmod"]
-	if mod == nil {
-		t.Fatal("no spec for a module without distilled base")
-	}
-	var st *btf.Struct
-	if err := mod.TypeByName("bpf_testmod_struct_arg_1", &st); err != nil {
-		t.Fatal(err)
-	}
-
-	distilled := moduleEntry(t, true)
-	a = open(t, encode(t, []Entry{distilled}, nil))
-	sel, err = a.Select(&SelectOptions{ForceEmbedded: true, Arch: "amd64", Release: "testmod", Distro: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sel.Modules) != 0 || len(sel.ModuleBTF) != 1 || !bytes.Equal(sel.ModuleBTF[0].Base, distilled.Modules[0].Base) {
-		t.Fatalf("without a relocation hook: Modules %v, ModuleBTF %d", sel.Modules, len(sel.ModuleBTF))
-	}
-	var hookBase *btf.Spec
-	relocate := func(split, distilledBase []byte, newBase *btf.Spec) (*btf.Spec, error) {
-		hookBase = newBase
-		return btf.LoadSplitSpecFromReader(bytes.NewReader(split), loadRaw(t, distilledBase))
-	}
-	sel, err = a.Select(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: relocate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hookBase != sel.Spec || sel.Modules["bpf_testmod"] == nil {
-		t.Fatal("relocation hook not given the selected vmlinux, or its result not kept")
-	}
-	co, _, err := a.CollectionOptions(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: relocate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if co.Programs.KernelTypes == nil || len(co.Programs.ExtraRelocationTargets) != 1 {
-		t.Fatalf("CollectionOptions: %+v", co.Programs)
+	for _, withBase := range []bool{false, true} {
+		e := moduleEntry(t, withBase)
+		a := open(t, encode(t, []Entry{e}, nil))
+		co, sel, err := a.CollectionOptions(&SelectOptions{ForceEmbedded: true, Arch: "amd64", Release: "testmod", Distro: "-"})
+		if err != nil {
+			t.Fatalf("distilled base %v: %v", withBase, err)
+		}
+		mod := sel.Modules["bpf_testmod"]
+		if mod == nil || len(sel.ModuleBTF) != 1 || !bytes.Equal(sel.ModuleBTF[0].Base, e.Modules[0].Base) {
+			t.Fatalf("distilled base %v: Modules %v, ModuleBTF %d", withBase, sel.Modules, len(sel.ModuleBTF))
+		}
+		var st *btf.Struct
+		if err := mod.TypeByName("bpf_testmod_struct_arg_1", &st); err != nil {
+			t.Fatal(err)
+		}
+		// A module type that embeds a vmlinux type refers to the selected
+		// vmlinux's copy of it, whatever base the module was built on.
+		var ops *btf.Struct
+		if err := mod.TypeByName("bpf_testmod_ops", &ops); err != nil {
+			t.Fatal(err)
+		}
+		if co.Programs.KernelTypes != sel.Spec || len(co.Programs.ExtraRelocationTargets) != 1 || co.Programs.ExtraRelocationTargets[0] != mod {
+			t.Fatalf("CollectionOptions: %+v", co.Programs)
+		}
+		again, err := a.Lookup(e.Key)
+		if err != nil || again.Modules["bpf_testmod"] != mod {
+			t.Fatalf("module spec not shared between selections of one entry: %v", err)
+		}
 	}
 
-	failing := func([]byte, []byte, *btf.Spec) (*btf.Spec, error) { return nil, errors.New("unmapped type") }
-	if _, err := a.Select(&SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "testmod", Relocate: failing}); err == nil {
-		t.Fatal("relocation failure not reported")
+	// btf_testmod embeds lock types whose sizes differ in the Debian
+	// kernels (distill's golden outcomes): selecting it there is an
+	// error, not a silent skip.
+	bad := moduleEntry(t, true)
+	bad.VMLinux = kerneltest.Corpus(t)[0].BTF
+	a := open(t, encode(t, []Entry{bad}, nil))
+	if _, err := a.Lookup(bad.Key); err == nil || !strings.Contains(err.Error(), "bpf_testmod") {
+		t.Fatalf("relocation onto an unrelated kernel: %v, want an error naming the module", err)
 	}
 }
 

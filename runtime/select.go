@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,21 +61,6 @@ func (s Source) String() string {
 	return fmt.Sprintf("Source(%d)", int(s))
 }
 
-// ModuleBTF is the raw BTF of one module of an embedded entry.
-type ModuleBTF struct {
-	Name string
-	// Base is the distilled base BTF, nil when Split refers directly to
-	// the entry's vmlinux BTF.
-	Base []byte
-	// Split is the module's split BTF.
-	Split []byte
-}
-
-// RelocateFunc turns a module's split BTF, written against distilledBase,
-// into a spec over newBase (the semantics of libbpf's btf__relocate). The
-// distill package provides one.
-type RelocateFunc func(split, distilledBase []byte, newBase *btf.Spec) (*btf.Spec, error)
-
 // Selection is the BTF chosen for one kernel.
 type Selection struct {
 	Source Source
@@ -87,17 +71,17 @@ type Selection struct {
 	// Selection of the same entry (btf.Spec is safe for concurrent use).
 	Spec *btf.Spec
 	// Modules holds module BTF by module name, ready for
-	// ebpf.ProgramOptions.ExtraRelocationTargets. For SourceEmbedded, a
-	// module with a distilled base is present only if a RelocateFunc was
-	// given. For SourceKernel, it is the kernel's BTF of every module the
+	// ebpf.ProgramOptions.ExtraRelocationTargets. For SourceEmbedded, they
+	// are the entry's modules, relocated from their distilled base onto
+	// Spec. For SourceKernel, it is the kernel's BTF of every module the
 	// payload knows of for this architecture and the kernel has BTF for,
-	// plus, given a RelocateFunc, embedded modules of the matching entry
-	// that the kernel has no BTF for, relocated onto the kernel's.
+	// plus embedded modules of the matching entry that the kernel has no
+	// BTF for, relocated onto the kernel's.
 	Modules map[string]*btf.Spec
 	// ModuleBTF is the raw embedded module BTF behind Modules (for
 	// SourceKernel, only the modules taken from the payload), sorted by
 	// name; callers must not modify it.
-	ModuleBTF []ModuleBTF
+	ModuleBTF []Module
 
 	root string // HostRoot of a SourceKernel selection
 }
@@ -116,30 +100,6 @@ func (s *Selection) ModuleSpecs() []*btf.Spec {
 	return specs
 }
 
-// loadModules fills Modules from ModuleBTF over Spec.
-func (s *Selection) loadModules(relocate RelocateFunc) error {
-	for _, m := range s.ModuleBTF {
-		var spec *btf.Spec
-		var err error
-		switch {
-		case m.Base == nil:
-			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), s.Spec)
-		case relocate != nil:
-			spec, err = relocate(m.Split, m.Base, s.Spec)
-		default:
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("embedded BTF for %s: module %s: %w", s.Key, m.Name, err)
-		}
-		if s.Modules == nil {
-			s.Modules = map[string]*btf.Spec{}
-		}
-		s.Modules[m.Name] = spec
-	}
-	return nil
-}
-
 // SelectOptions tunes Select. A nil *SelectOptions means the defaults.
 type SelectOptions struct {
 	// ForceEmbedded skips the kernel's own BTF.
@@ -152,9 +112,6 @@ type SelectOptions struct {
 	// os-release say (tests, tooling). Setting Distro or Version skips
 	// os-release.
 	Arch, Release, Distro, Version string
-	// Relocate, if set, relocates module BTF that has a distilled base
-	// onto the selected vmlinux BTF.
-	Relocate RelocateFunc
 }
 
 // Select chooses BTF for the running kernel: the kernel's own
@@ -176,7 +133,7 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	}
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(key, opts.HostRoot, opts.Relocate)
+		sel, err := a.kernelSelection(key, opts.HostRoot)
 		if sel != nil || err == nil {
 			return sel, err
 		}
@@ -189,7 +146,7 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 		}
 		return nil, err
 	}
-	return a.selection(e, opts.Relocate)
+	return a.selection(e)
 }
 
 // match finds the entry for key among those of its arch and release.
@@ -256,7 +213,7 @@ func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
 // kernel has none. Modules come from the kernel too; one the kernel has no
 // BTF for (CONFIG_DEBUG_INFO_BTF_MODULES off) is taken from the matching
 // embedded entry, if any, and relocated onto the kernel's vmlinux BTF.
-func (a *Assets) kernelSelection(key Key, root string, relocate RelocateFunc) (*Selection, error) {
+func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
 	if _, err := os.Stat(vmlinux); errors.Is(err, fs.ErrNotExist) {
@@ -292,18 +249,16 @@ func (a *Assets) kernelSelection(key Key, root string, relocate RelocateFunc) (*
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(sel, relocate); err != nil {
+	if err := a.embeddedModules(sel, vmlinux); err != nil {
 		return nil, err
 	}
 	return sel, nil
 }
 
 // embeddedModules adds to a SourceKernel selection the distilled modules
-// of the matching embedded entry that the kernel lacks.
-func (a *Assets) embeddedModules(sel *Selection, relocate RelocateFunc) error {
-	if relocate == nil {
-		return nil
-	}
+// of the matching embedded entry that the kernel lacks, relocated onto the
+// kernel's vmlinux BTF, read from vmlinuxPath only if one is needed.
+func (a *Assets) embeddedModules(sel *Selection, vmlinuxPath string) error {
 	e, err := a.match(sel.Key)
 	if err != nil || len(e.modules) == 0 {
 		return nil // nothing embedded for this kernel
@@ -311,11 +266,17 @@ func (a *Assets) embeddedModules(sel *Selection, relocate RelocateFunc) error {
 	if _, _, err := a.load(e); err != nil {
 		return err
 	}
+	var kernelRaw []byte
 	for _, m := range e.modRaw {
 		if _, ok := sel.Modules[m.Name]; ok || m.Base == nil {
 			continue
 		}
-		spec, err := relocate(m.Split, m.Base, sel.Spec)
+		if kernelRaw == nil {
+			if kernelRaw, err = os.ReadFile(vmlinuxPath); err != nil {
+				return err
+			}
+		}
+		spec, err := LoadModule(m, kernelRaw, sel.Spec)
 		if err != nil {
 			return fmt.Errorf("embedded BTF for %s: module %s onto the kernel's BTF: %w", e.key, m.Name, err)
 		}
