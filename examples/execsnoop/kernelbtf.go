@@ -17,7 +17,7 @@ var kernelBTFAssets = sync.OnceValues(func() (*runtime.Assets, error) {
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
-// minimized BTF for 4 kernels (arm64: 1, x86_64: 3) in 4 distinct blobs, 647 bytes,
+// minimized BTF for 4 kernels (arm64: 1, x86_64: 3) in 4 distinct blobs, 428 bytes,
 // for the CO-RE relocations of execsnoop_bpfel.o.
 //
 // At start-up, pass the result of its CollectionOptions method to

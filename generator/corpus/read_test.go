@@ -109,8 +109,8 @@ func TestReadModules(t *testing.T) {
 		{"in another root", []string{testCorpus, testExtra}},
 	}
 	want := map[string][]string{
-		"6.1.0-57-arm64":       {"nvme", "virtio_net"},
-		"6.12.118+deb12-amd64": {"nvme", "virtio_net"},
+		"6.1.0-57-arm64":       {"nf_conntrack", "nvme", "virtio_net"},
+		"6.12.118+deb12-amd64": {"nf_conntrack", "nvme", "virtio_net"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
