@@ -132,7 +132,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
 	}
 
-	slices.SortFunc(results, func(a, b *kernelResult) int { return compareKeys(a.entry.Key, b.entry.Key) })
+	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
 	for i := 1; i < len(results); i++ {
 		if results[i].entry.Key == results[i-1].entry.Key {
 			return nil, fmt.Errorf("kernel %s found twice: %s and %s",
@@ -155,18 +155,6 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	report.PayloadBytes = payload.Len()
 	report.Duration = time.Since(start)
 	return &Result{Payload: payload.Bytes(), Report: report}, nil
-}
-
-func compareKeys(a, b btfruntime.Key) int {
-	for _, p := range [][2]string{{a.Arch, b.Arch}, {a.Release, b.Release}, {a.Distro, b.Distro}, {a.Version, b.Version}} {
-		if p[0] != p[1] {
-			if p[0] < p[1] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
 
 // Progress is told about each kernel as the run goes.

@@ -123,7 +123,7 @@ func openVerified(payload []byte) (*Assets, error) {
 				return nil, fmt.Errorf("%w: entry %s: bad or unsorted module name %q", ErrCorrupt, ae.key, name)
 			}
 		}
-		if i > 0 && a.entries[i-1].key.compare(ae.key) >= 0 {
+		if i > 0 && a.entries[i-1].key.Compare(ae.key) >= 0 {
 			return nil, fmt.Errorf("%w: entries not sorted at %s", ErrCorrupt, ae.key)
 		}
 	}
@@ -139,8 +139,8 @@ func (a *Assets) Kernels() []Key {
 // with NormalizeArch). An unknown key gives an error wrapping
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
-	key.Arch = NormalizeArch(key.Arch)
-	i, ok := slices.BinarySearchFunc(a.keys, key, Key.compare)
+	key.Arch, _ = NormalizeArch(key.Arch)
+	i, ok := slices.BinarySearchFunc(a.keys, key, Key.Compare)
 	if !ok {
 		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
 	}

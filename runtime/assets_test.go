@@ -62,7 +62,7 @@ func TestEncodeOpenLookup(t *testing.T) {
 			for _, e := range entries {
 				want = append(want, e.Key)
 			}
-			slices.SortFunc(want, Key.compare)
+			slices.SortFunc(want, Key.Compare)
 			if got := a.Kernels(); !slices.Equal(got, want) {
 				t.Fatalf("Kernels() = %v, want %v", got, want)
 			}

@@ -65,11 +65,11 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	sorted := slices.Clone(entries)
 	for i := range sorted {
 		e := &sorted[i]
-		e.Key.Arch = NormalizeArch(e.Key.Arch)
+		e.Key.Arch, _ = NormalizeArch(e.Key.Arch)
 		e.Modules = slices.Clone(e.Modules)
 		slices.SortFunc(e.Modules, func(a, b Module) int { return cmp.Compare(a.Name, b.Name) })
 	}
-	slices.SortFunc(sorted, func(a, b Entry) int { return a.Key.compare(b.Key) })
+	slices.SortFunc(sorted, func(a, b Entry) int { return a.Key.Compare(b.Key) })
 
 	b := newBuilder(!opts.noPack)
 	ix := &wireIndex{}

@@ -27,7 +27,7 @@ func TestEncodeBasedDictionaries(t *testing.T) {
 		t.Fatal("no dictionary stored against another")
 	}
 	for _, e := range entries {
-		i, _ := slices.BinarySearchFunc(a.keys, e.Key, Key.compare)
+		i, _ := slices.BinarySearchFunc(a.keys, e.Key, Key.Compare)
 		raw, err := a.blob(a.entries[i].vmlinux)
 		if err != nil {
 			t.Fatal(err)

@@ -84,7 +84,9 @@ func (k Key) String() string {
 	return s
 }
 
-func (k Key) compare(o Key) int {
+// Compare orders keys by arch, release, distro and version: the order of
+// a payload's entries.
+func (k Key) Compare(o Key) int {
 	for _, p := range [][2]string{{k.Arch, o.Arch}, {k.Release, o.Release}, {k.Distro, o.Distro}, {k.Version, o.Version}} {
 		if c := strings.Compare(p[0], p[1]); c != 0 {
 			return c

@@ -14,26 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NormalizeArch maps the spellings of an architecture used by uname -m,
-// GOARCH and distributions to the one BTFHub uses for its directories:
-// x86_64, arm64, s390x, ppc64le, riscv64, arm, x86 (32-bit). Unknown names
-// are returned unchanged.
-func NormalizeArch(arch string) string {
-	switch arch {
-	case "amd64", "x86-64", "x64":
-		return "x86_64"
-	case "aarch64", "armv8", "armv8l":
-		return "arm64"
-	case "i386", "i486", "i586", "i686", "386":
-		return "x86"
-	case "armv6l", "armv7l", "armhf", "armel":
-		return "arm"
-	case "ppc64el":
-		return "ppc64le"
-	}
-	return arch
-}
-
 // hostKey describes the running kernel: architecture and release from
 // uname, distribution from os-release under root, each unless overridden.
 func hostKey(opts *SelectOptions) (Key, error) {
@@ -50,7 +30,7 @@ func hostKey(opts *SelectOptions) (Key, error) {
 			k.Release = unix.ByteSliceToString(u.Release[:])
 		}
 	}
-	k.Arch = NormalizeArch(k.Arch)
+	k.Arch, _ = NormalizeArch(k.Arch)
 	if k.Distro == "" && k.Version == "" {
 		id, version, err := readOSRelease(opts.HostRoot)
 		if err != nil {

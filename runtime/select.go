@@ -151,7 +151,7 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 
 // match finds the entry for key among those of its arch and release.
 func (a *Assets) match(key Key) (*assetEntry, error) {
-	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.compare)
+	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.Compare)
 	hi := lo
 	for hi < len(a.entries) && a.entries[hi].key.Arch == key.Arch && a.entries[hi].key.Release == key.Release {
 		hi++

@@ -150,7 +150,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if co.Programs.KernelTypes != nil {
 		t.Error("KernelTypes set for the kernel's own BTF; cilium/ebpf should load it with its modules")
 	}
-	if sel.Key.Arch == "" || sel.Key.Release == "" || NormalizeArch(sel.Key.Arch) != sel.Key.Arch {
+	if sel.Key.Arch == "" || sel.Key.Release == "" || func() string { a, _ := NormalizeArch(sel.Key.Arch); return a }() != sel.Key.Arch {
 		t.Errorf("host key %s not filled from uname", sel.Key)
 	}
 }
@@ -171,12 +171,27 @@ func TestParseOSRelease(t *testing.T) {
 }
 
 func TestNormalizeArch(t *testing.T) {
-	for in, want := range map[string]string{
-		"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64",
-		"i686": "x86", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64",
-	} {
-		if got := NormalizeArch(in); got != want {
-			t.Errorf("NormalizeArch(%q) = %q, want %q", in, got, want)
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"x86_64", "x86_64", true},
+		{"amd64", "x86_64", true},
+		{"AArch64", "arm64", true},
+		{"arm64", "arm64", true},
+		{"ppc64el", "ppc64le", true},
+		{"s390x", "s390x", true},
+		{"riscv64", "riscv64", true},
+		{"loong64", "loongarch64", true},
+		{"i686", "i386", true},
+		{"armv7l", "arm", true},
+		{"vax", "vax", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := NormalizeArch(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("NormalizeArch(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 const corpusHelp = `usage:
@@ -93,7 +94,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("corpus import: no inputs: %w", errUsage)
 	}
 	if opts.Key.Arch != "" {
-		arch, ok := corpus.NormalizeArch(opts.Key.Arch)
+		arch, ok := btfruntime.NormalizeArch(opts.Key.Arch)
 		if !ok {
 			return fmt.Errorf("corpus import: unknown architecture %q: %w", opts.Key.Arch, errUsage)
 		}

@@ -47,7 +47,7 @@ func hasELFSection(data []byte, name string) (ok bool) {
 	return err == nil && f.Section(name) != nil
 }
 
-// elfArch names the architecture of an ELF file as NormalizeArch does, or
+// elfArch names the architecture of an ELF file as runtime.NormalizeArch does, or
 // returns "" for machines the kernel's BTF is not built for.
 func elfArch(f *elf.File) string {
 	is64 := f.Class == elf.ELFCLASS64

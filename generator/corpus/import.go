@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // ImportOptions tune Import. A nil *ImportOptions means the defaults.
@@ -229,7 +231,7 @@ func hostKey(root string) Key {
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		k.Release = unix.ByteSliceToString(u.Release[:])
-		k.Arch, _ = NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
+		k.Arch, _ = btfruntime.NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
 	}
 	k.Distro, k.Version = osRelease(filepath.Join(root, "etc/os-release"))
 	return k
@@ -286,7 +288,7 @@ func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(
 	for _, m := range c.Modules {
 		byRelease[m.Release] = append(byRelease[m.Release], m)
 	}
-	arch, _ := NormalizeArch(c.Control.Architecture)
+	arch, _ := btfruntime.NormalizeArch(c.Control.Architecture)
 	slices.SortFunc(c.Images, func(a, b debImage) int { return strings.Compare(a.Path, b.Path) })
 	for _, img := range c.Images {
 		member := in + ":" + img.Path

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // modulesDirSuffix names the directory holding a kernel's module BTF,
@@ -60,7 +62,7 @@ func pathKey(file, release string) Key {
 	k := Key{Release: release}
 	dirs := strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(file))), "/")
 	n := len(dirs)
-	arch, ok := NormalizeArch(dirs[n-1])
+	arch, ok := btfruntime.NormalizeArch(dirs[n-1])
 	if !ok {
 		return k
 	}

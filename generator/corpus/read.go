@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // Options tune Read. A nil *Options means the defaults.
@@ -21,7 +23,7 @@ type Options struct {
 	// Strict ends the stream at the first error.
 	Strict bool
 	// Arch keeps only kernels of these architectures (any spelling
-	// NormalizeArch knows); empty keeps all.
+	// runtime.NormalizeArch knows); empty keeps all.
 	Arch []string
 	// Release keeps only kernels whose release matches this path.Match
 	// pattern ("6.1.*"); empty keeps all.
@@ -46,7 +48,7 @@ func (o *Options) keep(k Key) bool {
 		return true
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
-		n, ok := NormalizeArch(a)
+		n, ok := btfruntime.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
 		return false
