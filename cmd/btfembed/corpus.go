@@ -31,8 +31,6 @@ ls prints one line per kernel (key, types, bytes, modules) and a total.
 See docs/corpus.md for the layout.
 `
 
-func init() { subcommands["corpus"] = runCorpus }
-
 // runCorpus runs "btfembed corpus"; args are the arguments after "corpus".
 func runCorpus(stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {

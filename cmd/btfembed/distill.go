@@ -11,11 +11,6 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-func init() {
-	subcommands["distill"] = runDistill
-	subcommands["relocate"] = runRelocate
-}
-
 const distillUsage = `usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
 
 Separates a kernel module's split BTF from the vmlinux BTF it was built

@@ -17,8 +17,6 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-func init() { subcommands["min"] = runMin }
-
 const minUsage = `usage: btfembed min [-B base] <kernel-btf> <out.btf> <obj>...
 
 Writes to <out.btf> the smallest BTF that resolves every CO-RE relocation
