@@ -96,12 +96,9 @@ func (d *distiller) walkSplit() error {
 
 // visit marks what the type t, which ends up in the new split, refers to.
 func (d *distiller) visit(t rawbtf.Type) error {
-	if t.Kind.IsComposite() {
-		for i := range t.Vlen {
-			if err := d.markEmbedded(t.Member(i).Type); err != nil {
-				return err
-			}
-		}
+	err := embeddedBaseTypes(d.split, t, func(id rawbtf.TypeID) { d.marks[id] |= embedded })
+	if err != nil {
+		return err
 	}
 	var refs []rawbtf.TypeID
 	r := t.Record()
@@ -117,26 +114,35 @@ func (d *distiller) visit(t rawbtf.Type) error {
 	return nil
 }
 
-// markEmbedded follows a member's type through the kinds that keep it
-// inline and marks the base composite it ends at.
-func (d *distiller) markEmbedded(id rawbtf.TypeID) error {
-	for range maxChain {
-		t, err := d.split.Type(id)
-		if err != nil {
-			return err
-		}
-		switch {
-		case t.Kind == rawbtf.KindTypedef || t.Kind.IsQualifier():
-			id = t.Ref()
-		case t.Kind == rawbtf.KindArray:
-			id = t.Array().Type
-		case t.Kind.IsComposite():
-			if id < d.split.FirstID() {
-				d.marks[id] |= embedded
+// embeddedBaseTypes calls fn with every base composite that the split type
+// t holds inline in a member: directly or through typedefs, qualifiers and
+// arrays, not through pointers. Distill keeps the size of those, and
+// Relocate requires the new base's to match it.
+func embeddedBaseTypes(split *rawbtf.Spec, t rawbtf.Type, fn func(rawbtf.TypeID)) error {
+	if !t.Kind.IsComposite() {
+		return nil
+	}
+	for i := range t.Vlen {
+		id := t.Member(i).Type
+	chain:
+		for range maxChain {
+			m, err := split.Type(id)
+			if err != nil {
+				return err
 			}
-			return nil
-		default:
-			return nil
+			switch {
+			case m.Kind == rawbtf.KindTypedef || m.Kind.IsQualifier():
+				id = m.Ref()
+			case m.Kind == rawbtf.KindArray:
+				id = m.Array().Type
+			case m.Kind.IsComposite():
+				if id < split.FirstID() {
+					fn(id)
+				}
+				break chain
+			default:
+				break chain
+			}
 		}
 	}
 	return nil

@@ -116,36 +116,8 @@ func (r *relocator) markEmbeds() error {
 		if err != nil {
 			return err
 		}
-		if !t.Kind.IsComposite() {
-			continue
-		}
-		for i := range t.Vlen {
-			if err := r.markEmbedded(t.Member(i).Type); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (r *relocator) markEmbedded(id rawbtf.TypeID) error {
-	for range maxChain {
-		t, err := r.split.Type(id)
-		if err != nil {
+		if err := embeddedBaseTypes(r.split, t, func(id rawbtf.TypeID) { r.embedded[id] = true }); err != nil {
 			return err
-		}
-		switch {
-		case t.Kind == rawbtf.KindTypedef || t.Kind.IsQualifier():
-			id = t.Ref()
-		case t.Kind == rawbtf.KindArray:
-			id = t.Array().Type
-		case t.Kind.IsComposite():
-			if id < r.split.FirstID() {
-				r.embedded[id] = true
-			}
-			return nil
-		default:
-			return nil
 		}
 	}
 	return nil
