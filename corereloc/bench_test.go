@@ -11,7 +11,7 @@ import (
 // minimize, the job of one "bpftool gen min_core_btf" call.
 func BenchmarkMinimize(b *testing.B) {
 	objs := testObjects(b)
-	for _, k := range kernels() {
+	for _, k := range kernels(b) {
 		data, err := k.load()
 		if err != nil {
 			b.Fatal(err)
@@ -47,7 +47,7 @@ func BenchmarkMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	k := kernels()[0]
+	k := kernels(b)[0]
 	data, err := k.load()
 	if err != nil {
 		b.Fatal(err)

@@ -3,22 +3,28 @@ package corereloc_test
 import (
 	"debug/elf"
 	"fmt"
+	"path/filepath"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // Minimize cilium/ebpf's relocs_read test object for its target BTF.
 func Example() {
-	const testdata = "/root/go/pkg/mod/github.com/cilium/ebpf@v0.22.0/btf/testdata/"
-	objs, err := corereloc.Load(testdata + "relocs_read-el.elf")
+	testdata, err := kerneltest.CiliumTestdataDir()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	objs, err := corereloc.Load(filepath.Join(testdata, "relocs_read-el.elf"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	// The target is a raw BTF blob such as /sys/kernel/btf/vmlinux; here
 	// the .BTF of the object cilium/ebpf's tests relocate against.
-	f, err := elf.Open(testdata + "relocs_read_tgt-el.elf")
+	f, err := elf.Open(filepath.Join(testdata, "relocs_read_tgt-el.elf"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,20 +1,16 @@
 package corereloc
 
 import (
-	"archive/tar"
 	"bytes"
 	"debug/elf"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
-	"github.com/therootcompany/xz"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -50,46 +46,26 @@ func newKernel(name string, load func() ([]byte, error)) kernel {
 	})}
 }
 
-const ciliumTestdata = "/root/go/pkg/mod/github.com/cilium/ebpf@v0.22.0/btf/testdata"
+// kernelCache holds each kernel's parsed specs, so every test of the
+// binary parses a kernel once.
+var kernelCache sync.Map // name -> kernel
 
-// kernels lists the BTFHub kernels under testdata and the running
-// kernel's BTF, each decompressed and parsed once per test binary.
-var kernels = sync.OnceValue(func() []kernel {
+// kernels lists the testdata kernels and, where the machine has one, the
+// running kernel's BTF, named by release ("running" for the latter).
+func kernels(tb testing.TB) []kernel {
+	tb.Helper()
 	var ks []kernel
-	paths, _ := filepath.Glob("../testdata/btfhub/*/*/*/*.btf.tar.xz")
-	for _, p := range paths {
-		name := strings.TrimSuffix(filepath.Base(p), ".btf.tar.xz")
-		ks = append(ks, newKernel(name, func() ([]byte, error) { return readTarXZ(p) }))
+	add := func(name string, raw []byte) {
+		k, _ := kernelCache.LoadOrStore(name, newKernel(name, func() ([]byte, error) { return raw, nil }))
+		ks = append(ks, k.(kernel))
 	}
-	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err == nil {
-		ks = append(ks, newKernel("running", func() ([]byte, error) {
-			return os.ReadFile("/sys/kernel/btf/vmlinux")
-		}))
+	for _, k := range kerneltest.Corpus(tb) {
+		add(k.Release, k.BTF)
+	}
+	if raw, err := kerneltest.RunningBTF(); err == nil {
+		add("running", raw)
 	}
 	return ks
-})
-
-// readTarXZ returns the one file of a BTFHub .btf.tar.xz archive.
-func readTarXZ(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := xz.NewReader(f, 0)
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag == tar.TypeReg {
-			return io.ReadAll(tr)
-		}
-	}
 }
 
 func kernelSpecs(tb testing.TB, k kernel) (*rawbtf.Spec, *btf.Spec) {

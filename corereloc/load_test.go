@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -23,7 +24,7 @@ func TestLoadAgreesWithCilium(t *testing.T) {
 	paths := testObjects(t)
 	for _, name := range []string{"relocs", "relocs_enum", "relocs_read", "tags"} {
 		for _, end := range []string{"el", "eb"} {
-			paths = append(paths, filepath.Join(ciliumTestdata, name+"-"+end+".elf"))
+			paths = append(paths, filepath.Join(kerneltest.CiliumTestdata(t), name+"-"+end+".elf"))
 		}
 	}
 	for _, path := range paths {
@@ -184,7 +185,7 @@ func TestLoadMalformed(t *testing.T) {
 
 func FuzzLoadReader(f *testing.F) {
 	paths, _ := filepath.Glob("../testdata/objects/*-el.o")
-	for _, p := range append(paths, filepath.Join(ciliumTestdata, "relocs_read-eb.elf")) {
+	for _, p := range append(paths, filepath.Join(kerneltest.CiliumTestdata(f), "relocs_read-eb.elf")) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -212,13 +213,13 @@ func FuzzLoadReader(f *testing.F) {
 // outcomes, never a panic.
 func FuzzMatch(f *testing.F) {
 	for _, p := range []string{"relocs_read-el.elf", "relocs-el.elf", "relocs_enum-el.elf"} {
-		data, err := os.ReadFile(filepath.Join(ciliumTestdata, p))
+		data, err := os.ReadFile(filepath.Join(kerneltest.CiliumTestdata(f), p))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
-	tgt, err := rawbtf.Parse(elfBTF(f, filepath.Join(ciliumTestdata, "relocs_read_tgt-el.elf")), nil)
+	tgt, err := rawbtf.Parse(elfBTF(f, filepath.Join(kerneltest.CiliumTestdata(f), "relocs_read_tgt-el.elf")), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

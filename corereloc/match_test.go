@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -101,7 +102,7 @@ func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string 
 // project's and corereloc's own) on every kernel, and cilium/ebpf's own CO-RE test objects on their targets.
 func TestMatchAgreesWithCilium(t *testing.T) {
 	objPaths := append(testObjects(t), ownObjects(t)...)
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			compareWithCilium(t, objPaths, raw, full)
@@ -109,10 +110,10 @@ func TestMatchAgreesWithCilium(t *testing.T) {
 	}
 	for _, name := range []string{"relocs", "relocs_enum", "relocs_read"} {
 		for _, end := range []string{"el", "eb"} {
-			obj := filepath.Join(ciliumTestdata, name+"-"+end+".elf")
+			obj := filepath.Join(kerneltest.CiliumTestdata(t), name+"-"+end+".elf")
 			tgt := obj
 			if name == "relocs_read" {
-				tgt = filepath.Join(ciliumTestdata, "relocs_read_tgt-"+end+".elf")
+				tgt = filepath.Join(kerneltest.CiliumTestdata(t), "relocs_read_tgt-"+end+".elf")
 			}
 			t.Run(filepath.Base(obj), func(t *testing.T) {
 				data := elfBTF(t, tgt)
@@ -176,7 +177,7 @@ func TestOracleCatchesDroppedMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := kernels()[0]
+	k := kernels(t)[0]
 	raw, full := kernelSpecs(t, k)
 	res, err := Match(objs, []*rawbtf.Spec{raw})
 	if err != nil {
@@ -210,7 +211,7 @@ func TestMatchConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks := kernels()
+	ks := kernels(t)
 	want := make([][]byte, len(ks))
 	for i, k := range ks {
 		raw, _ := kernelSpecs(t, k)

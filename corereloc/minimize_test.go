@@ -19,7 +19,7 @@ func TestMinimizeRechecksMismatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			res, err := Match(objs, []*rawbtf.Spec{raw})
@@ -65,7 +65,7 @@ func TestMinimizeKeepsCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			res, err := Match(objs, []*rawbtf.Spec{raw})
@@ -115,7 +115,7 @@ func TestMinimizeKeepsFlexArrayNotLast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			res, err := Match(objs, []*rawbtf.Spec{raw})

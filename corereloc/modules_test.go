@@ -15,9 +15,9 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// corpusModules is where the shared corpus keeps kernel modules with
-// split BTF, by arch and release.
-const corpusModules = "/work/shared/corpus/modules"
+// corpusModules is where testdata keeps kernel modules with split BTF
+// for the testdata kernels (see testdata/corpus-extra/README.md).
+const corpusModules = "../testdata/corpus-extra/debian/12"
 
 // moduleBTF returns the .BTF section of a kernel module, .ko or .ko.xz.
 func moduleBTF(tb testing.TB, path string) []byte {
@@ -55,18 +55,15 @@ func moduleBTF(tb testing.TB, path string) []byte {
 // same against [vmlinux, module] full and minimized.
 func TestOracleModules(t *testing.T) {
 	cases := []struct{ kernel, module string }{
-		{"6.12.118+deb12-amd64", "x86_64/6.12.118+deb12-amd64/nf_conntrack.ko.xz"},
-		{"6.1.0-57-arm64", "arm64/6.1.0-57-arm64/nf_conntrack.ko"},
+		{"6.12.118+deb12-amd64", "x86_64/6.12.118+deb12-amd64.modules/nf_conntrack.ko.xz"},
+		{"6.1.0-57-arm64", "arm64/6.1.0-57-arm64.modules/nf_conntrack.ko.xz"},
 	}
 	objPaths := testObjects(t)
 	for _, tc := range cases {
 		t.Run(tc.kernel, func(t *testing.T) {
 			modPath := filepath.Join(corpusModules, tc.module)
-			if _, err := os.Stat(modPath); err != nil {
-				t.Skipf("corpus module not available: %v", err)
-			}
 			var k kernel
-			for _, kk := range kernels() {
+			for _, kk := range kernels(t) {
 				if kk.name == tc.kernel {
 					k = kk
 				}

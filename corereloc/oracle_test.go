@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -44,7 +45,7 @@ func minimizeAndVerify(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 // at a time and all together.
 func TestOracleKernels(t *testing.T) {
 	objs := append(testObjects(t), ownObjects(t)...)
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			for _, obj := range objs {
@@ -65,10 +66,10 @@ func TestOracleKernels(t *testing.T) {
 func TestOracleCilium(t *testing.T) {
 	for _, name := range []string{"relocs", "relocs_enum", "relocs_read", "tags"} {
 		for _, end := range []string{"el", "eb"} {
-			obj := filepath.Join(ciliumTestdata, name+"-"+end+".elf")
+			obj := filepath.Join(kerneltest.CiliumTestdata(t), name+"-"+end+".elf")
 			tgt := obj
 			if name == "relocs_read" {
-				tgt = filepath.Join(ciliumTestdata, "relocs_read_tgt-"+end+".elf")
+				tgt = filepath.Join(kerneltest.CiliumTestdata(t), "relocs_read_tgt-"+end+".elf")
 			}
 			t.Run(filepath.Base(obj), func(t *testing.T) {
 				data := elfBTF(t, tgt)

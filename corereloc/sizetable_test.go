@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -43,7 +44,7 @@ func TestSizeTable(t *testing.T) {
 		}
 	}
 	var rows []sizeRow
-	for _, k := range kernels() {
+	for _, k := range kernels(t) {
 		if k.name == "running" {
 			continue // differs per machine
 		}
@@ -72,10 +73,10 @@ func TestSizeTable(t *testing.T) {
 	}
 	// cilium/ebpf's CO-RE test objects against the targets its tests use.
 	for _, name := range []string{"relocs", "relocs_enum", "relocs_read", "tags"} {
-		obj := filepath.Join(ciliumTestdata, name+"-el.elf")
+		obj := filepath.Join(kerneltest.CiliumTestdata(t), name+"-el.elf")
 		tgt := obj
 		if name == "relocs_read" {
-			tgt = filepath.Join(ciliumTestdata, "relocs_read_tgt-el.elf")
+			tgt = filepath.Join(kerneltest.CiliumTestdata(t), "relocs_read_tgt-el.elf")
 		}
 		raw, err := rawbtf.Parse(elfBTF(t, tgt), nil)
 		if err != nil {

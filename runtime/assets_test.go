@@ -113,7 +113,7 @@ func TestLookupShared(t *testing.T) {
 // and the split BTF is read over it directly.
 func moduleEntry(tb testing.TB, withBase bool) Entry {
 	tb.Helper()
-	dir := ciliumTestdata(tb)
+	dir := kerneltest.CiliumTestdata(tb)
 	base, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf.base"))
 	if err != nil {
 		tb.Fatal(err)

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
 // packable lists real BTF the column transform must reverse exactly:
@@ -76,7 +77,7 @@ func TestPackDeclines(t *testing.T) {
 	badKind := bytes.Clone(raw)
 	badKind[btfHeaderLen+7] = 0x1f // first type's kind
 	// pahole's split BTF for a module, with the 32-byte header.
-	testmod, err := os.ReadFile(filepath.Join(ciliumTestdata(t), "btf_testmod.btf"))
+	testmod, err := os.ReadFile(filepath.Join(kerneltest.CiliumTestdata(t), "btf_testmod.btf"))
 	if err != nil {
 		t.Fatal(err)
 	}

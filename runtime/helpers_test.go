@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,14 +66,4 @@ func open(tb testing.TB, payload []byte) *Assets {
 		tb.Fatal(err)
 	}
 	return a
-}
-
-// ciliumTestdata is cilium/ebpf's btf/testdata in the module cache.
-func ciliumTestdata(tb testing.TB) string {
-	tb.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cilium/ebpf").Output()
-	if err != nil {
-		tb.Fatalf("locate github.com/cilium/ebpf: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "btf", "testdata")
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -109,7 +110,9 @@ func ByName(tb testing.TB, suffix string) Kernel {
 	return Kernel{}
 }
 
-var running = sync.OnceValues(func() ([]byte, error) {
+// RunningBTF is the running kernel's BTF (shared: do not modify it), for
+// tests that include it when present rather than skip without it.
+var RunningBTF = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile("/sys/kernel/btf/vmlinux")
 })
 
@@ -117,7 +120,7 @@ var running = sync.OnceValues(func() ([]byte, error) {
 // skipping the test where the kernel exposes none.
 func Running(tb testing.TB) Kernel {
 	tb.Helper()
-	raw, err := running()
+	raw, err := RunningBTF()
 	if err != nil {
 		tb.Skipf("running kernel BTF: %v", err)
 	}
@@ -131,4 +134,38 @@ func Running(tb testing.TB) Kernel {
 		Release: unix.ByteSliceToString(u.Release[:]),
 		BTF:     raw,
 	}
+}
+
+// CiliumTestdataDir is CiliumTestdata for code without a testing.TB, such
+// as examples.
+var CiliumTestdataDir = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cilium/ebpf").Output()
+	if err != nil {
+		return "", fmt.Errorf("locate github.com/cilium/ebpf: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "btf", "testdata"), nil
+})
+
+// CiliumTestdata is cilium/ebpf's btf/testdata directory in the module
+// cache. It ships real CO-RE test objects (relocs*.elf) and pahole's
+// distilled base for a kernel module (btf_testmod.btf.base).
+func CiliumTestdata(tb testing.TB) string {
+	tb.Helper()
+	dir, err := CiliumTestdataDir()
+	if err != nil {
+		tb.Skip(err)
+	}
+	return dir
+}
+
+// SharedCorpus is the directory of the large shared kernel corpus (kernel
+// images, a distro package, module files), from $BTFEMBED_CORPUS, which
+// .ci/run sets. Tests that need it skip, saying so, when it is unset.
+func SharedCorpus(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("BTFEMBED_CORPUS")
+	if dir == "" {
+		tb.Skip("BTFEMBED_CORPUS is unset: set it to the shared kernel corpus (.ci/run uses ../shared/corpus)")
+	}
+	return dir
 }

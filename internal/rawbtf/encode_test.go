@@ -6,10 +6,8 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -84,17 +82,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// ciliumTestdata is cilium/ebpf's btf/testdata directory in the module
-// cache: it ships a real kernel module's split BTF with its base.
-func ciliumTestdata(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cilium/ebpf").Output()
-	if err != nil {
-		t.Skipf("locating github.com/cilium/ebpf: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "btf", "testdata")
-}
-
 func readGzip(t *testing.T, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)
@@ -117,7 +104,7 @@ func readGzip(t *testing.T, path string) []byte {
 // base, re-encodes it as split BTF and checks IDs, names and cilium/ebpf's
 // reading of the result.
 func TestSplit(t *testing.T) {
-	dir := ciliumTestdata(t)
+	dir := kerneltest.CiliumTestdata(t)
 	baseRaw, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf.base"))
 	if err != nil {
 		t.Fatal(err)
