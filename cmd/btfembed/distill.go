@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -55,10 +56,10 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("distill: %s: %w", modPath, err)
 	}
-	if err := writeFileAtomic(outBase, distBase); err != nil {
+	if err := atomicfile.WriteFile(outBase, distBase); err != nil {
 		return fmt.Errorf("distill: %w", err)
 	}
-	if err := writeFileAtomic(outSplit, newSplit); err != nil {
+	if err := atomicfile.WriteFile(outSplit, newSplit); err != nil {
 		os.Remove(outBase)
 		return fmt.Errorf("distill: %w", err)
 	}
@@ -164,7 +165,7 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)
 	}
-	if err := writeFileAtomic(outPath, out); err != nil {
+	if err := atomicfile.WriteFile(outPath, out); err != nil {
 		return fmt.Errorf("relocate: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), *basePath, len(out))

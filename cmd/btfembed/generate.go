@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 const generateHelp = `Usage: btfembed [flags] <object or glob>...
@@ -175,10 +176,10 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	// The payload first: a Go file never refers to a payload not there.
-	if err := generator.WriteFileAtomic(payloadFile, res.Payload); err != nil {
+	if err := atomicfile.WriteFile(payloadFile, res.Payload); err != nil {
 		return err
 	}
-	if err := generator.WriteFileAtomic(goFile, []byte(src.String())); err != nil {
+	if err := atomicfile.WriteFile(goFile, []byte(src.String())); err != nil {
 		return err
 	}
 	if f.report != "" {
@@ -186,7 +187,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		if err := res.Report.WriteJSON(&b); err != nil {
 			return err
 		}
-		if err := generator.WriteFileAtomic(f.report, []byte(b.String())); err != nil {
+		if err := atomicfile.WriteFile(f.report, []byte(b.String())); err != nil {
 			return err
 		}
 	}

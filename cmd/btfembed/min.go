@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -96,12 +96,12 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("min: %s: %w", kernelPath, err)
 	}
 	if *base == "" {
-		return writeFileAtomic(outPath, vmlinux)
+		return atomicfile.WriteFile(outPath, vmlinux)
 	}
-	if err := writeFileAtomic(outPath+".base", vmlinux); err != nil {
+	if err := atomicfile.WriteFile(outPath+".base", vmlinux); err != nil {
 		return err
 	}
-	return writeFileAtomic(outPath, modules[0])
+	return atomicfile.WriteFile(outPath, modules[0])
 }
 
 // readKernelBTF reads raw BTF, the .BTF section of an ELF file (vmlinux,
@@ -183,26 +183,4 @@ func unxz(data []byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it, so path never holds a partial output.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -276,21 +275,4 @@ func TestWriteKernel(t *testing.T) {
 	if _, err := WriteKernel(out, &Kernel{Key: Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
 	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "f")
-	writeFile(t, file, []byte("old"))
-	err := writeFileAtomic(file, func(w io.Writer) error {
-		w.Write([]byte("half"))
-		return errors.New("disk on fire")
-	})
-	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
-		t.Fatalf("error %v", err)
-	}
-	if b, _ := os.ReadFile(file); string(b) != "old" {
-		t.Errorf("file now %q, want the old contents", b)
-	}
-	checkNoTemp(t, dir)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 // KernelPath is where a kernel's file lives in a corpus rooted at dir:
@@ -42,38 +44,13 @@ func WriteKernel(dir string, k *Kernel) (string, error) {
 			return "", err
 		}
 	}
-	err := writeFileAtomic(file, func(w io.Writer) error {
+	err := atomicfile.Write(file, func(w io.Writer) error {
 		return writeBTFHub(w, k.Key.Release, k.VMLinux)
 	})
 	if err != nil {
 		return "", err
 	}
 	return file, nil
-}
-
-// writeFileAtomic writes a file through a temporary file in the same
-// directory, renamed into place only when write succeeded.
-func writeFileAtomic(file string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), file)
 }
 
 var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {

@@ -1,0 +1,85 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var errDisk = errors.New("disk on fire")
+
+func TestWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		old     string // "" for no file at the path before
+		write   func(path string) error
+		want    string // the file's contents after
+		wantErr error  // nil for success
+	}{
+		{"new file", "", func(p string) error { return WriteFile(p, []byte("new")) }, "new", nil},
+		{"replace", "old", func(p string) error { return WriteFile(p, []byte("new")) }, "new", nil},
+		{"writer", "old", func(p string) error {
+			return Write(p, func(w io.Writer) error {
+				_, err := io.WriteString(w, "new")
+				return err
+			})
+		}, "new", nil},
+		{"failing fn keeps the old file", "old", func(p string) error {
+			return Write(p, func(w io.Writer) error {
+				io.WriteString(w, "half")
+				return errDisk
+			})
+		}, "old", errDisk},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.btf")
+			if tc.old != "" {
+				if err := os.WriteFile(path, []byte(tc.old), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := tc.write(path)
+			switch {
+			case tc.wantErr == nil && err != nil:
+				t.Fatal(err)
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			case err != nil && !strings.Contains(err.Error(), path):
+				t.Errorf("error %v does not name %s", err, path)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("file holds %q, want %q", b, tc.want)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr == nil && st.Mode().Perm() != 0o644 {
+				t.Errorf("mode %v, want 0644", st.Mode().Perm())
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 {
+				t.Errorf("directory holds %d files, want only %s (no temporary file left)", len(entries), path)
+			}
+		})
+	}
+}
+
+func TestWriteMissingDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "out.btf")
+	err := WriteFile(path, []byte("x"))
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("error %v, want one naming %s that wraps os.ErrNotExist", err, path)
+	}
+}
