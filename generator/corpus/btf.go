@@ -21,6 +21,19 @@ func btfBlob(data []byte) ([]byte, error) {
 	return data[:n], nil
 }
 
+// wholeBTF returns data when it is exactly one BTF blob, as a raw BTF file
+// is: a sane header and nothing after the blob.
+func wholeBTF(data []byte) ([]byte, error) {
+	blob, err := btfBlob(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(blob) != len(data) {
+		return nil, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
+	}
+	return blob, nil
+}
+
 // parseBTF validates raw BTF (split over base when base is not nil) and
 // returns its spec.
 func parseBTF(data []byte, base *rawbtf.Spec) (*rawbtf.Spec, error) {
@@ -39,6 +52,11 @@ func countTypes(s *rawbtf.Spec) int { return int(s.NextID() - s.FirstID()) }
 // btfMagics are the first four bytes of version-1 BTF in either byte order
 // (magic 0xeB9F, version 1, flags 0).
 var btfMagics = [][]byte{{0x9f, 0xeb, 1, 0}, {0xeb, 0x9f, 1, 0}}
+
+// isRawBTF tells whether data starts with the BTF magic.
+func isRawBTF(data []byte) bool {
+	return bytes.HasPrefix(data, btfMagics[0]) || bytes.HasPrefix(data, btfMagics[1])
+}
 
 // scanBTF finds vmlinux BTF in a flat kernel image (arm64 Image, a
 // decompressed payload that is not ELF): every position holding the BTF

@@ -25,6 +25,9 @@ func readBTFHub(data []byte) ([]byte, error) {
 	return tarMemberBTF(tarball)
 }
 
+// isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
+func isTar(data []byte) bool { return hasPrefixAt(data, 257, []byte("ustar")) }
+
 // tarMemberBTF returns the first regular member of a tarball whose name ends
 // in .btf.
 func tarMemberBTF(tarball []byte) ([]byte, error) {

@@ -19,6 +19,12 @@
 // few kernels in memory. A kernel that cannot be read is reported as a
 // [*KernelError] and the stream goes on, unless [Options.Strict] is set.
 //
+// [ReadBTF] reads the BTF of one file in any of these forms, found from its
+// contents: raw BTF, a BTFHub archive, an ELF vmlinux or kernel module (with
+// its distilled base, .BTF.base, when it has one) or a kernel image. The
+// commands that take a single kernel or module (min, distill, relocate) read
+// it so.
+//
 // [Import] builds a corpus from kernel packages (.deb), kernel images (x86
 // bzImage with any payload compression, arm64 Image and Image.gz, EFI zboot),
 // ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is

@@ -36,15 +36,37 @@ func elfSection(data []byte, name string) (b []byte, machine string, err error) 
 	return b, machine, nil
 }
 
-// hasELFSection tells whether an ELF file has the named section.
-func hasELFSection(data []byte, name string) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
+// elfBTF is what an ELF file (a vmlinux or a module) carries as BTF.
+type elfBTF struct {
+	BTF  []byte // the .BTF section, cut to its BTF blob
+	Base []byte // the .BTF.base section, cut to its BTF blob; nil if none
+	Arch string // as elfArch gives it
+}
+
+// readELFBTF reads the .BTF and .BTF.base sections of an ELF file, checked
+// for framing only: a module's BTF is split and validating it needs its base.
+func readELFBTF(data []byte) (elfBTF, error) {
+	sec, arch, err := elfSection(data, ".BTF")
+	if err != nil {
+		return elfBTF{}, err
+	}
+	if sec == nil {
+		return elfBTF{}, fmt.Errorf("%w: ELF without .BTF section (built without CONFIG_DEBUG_INFO_BTF, or for a module CONFIG_DEBUG_INFO_BTF_MODULES?)", ErrNoBTF)
+	}
+	e := elfBTF{Arch: arch}
+	if e.BTF, err = btfBlob(sec); err != nil {
+		return elfBTF{}, fmt.Errorf(".BTF section: %w", err)
+	}
+	base, _, err := elfSection(data, ".BTF.base")
+	if err != nil {
+		return elfBTF{}, err
+	}
+	if base != nil {
+		if e.Base, err = btfBlob(base); err != nil {
+			return elfBTF{}, fmt.Errorf(".BTF.base section: %w", err)
 		}
-	}()
-	f, err := elf.NewFile(bytes.NewReader(data))
-	return err == nil && f.Section(name) != nil
+	}
+	return e, nil
 }
 
 // elfArch names the architecture of an ELF file as runtime.NormalizeArch does, or

@@ -49,6 +49,28 @@ func FuzzFindImageBTF(f *testing.F) {
 	})
 }
 
+// FuzzReadBTF feeds ReadBTF's reader (compression, BTFHub tarball, ELF
+// vmlinux or module, raw BTF, kernel images): errors, never panics, and
+// the BTF it returns is whole.
+func FuzzReadBTF(f *testing.F) {
+	ko, err := os.ReadFile(testModule.file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ko)
+	f.Add(splitBTF(f))
+	f.Add(vmlinuxELF(f, elf.EM_X86_64))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := fileBTF(data)
+		if err != nil {
+			return
+		}
+		if _, err := btfBlob(file.BTF); err != nil {
+			t.Fatalf("returned BTF has a bad header: %v", err)
+		}
+	})
+}
+
 // FuzzTarMemberBTF feeds the BTFHub archive's tar reader.
 func FuzzTarMemberBTF(f *testing.F) {
 	f.Add(unxzNoTB(tarXZ(f, elfSec{"6.1.0-1-amd64.btf", smallBTF(f)})))

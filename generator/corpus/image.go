@@ -15,6 +15,11 @@ type imageBTF struct {
 	Banner bannerInfo
 }
 
+// key is what the image tells of its kernel's key.
+func (img imageBTF) key() Key {
+	return Key{Arch: img.Arch, Release: img.Banner.Release, Distro: img.Banner.Distro, Version: img.Banner.Version}
+}
+
 // maxImageDepth bounds nested containers (an EFI zboot image holding a
 // gzip holding an Image, a bzImage holding an xz holding an ELF).
 const maxImageDepth = 4
@@ -33,22 +38,15 @@ func findImageBTFDepth(data []byte, depth int) (imageBTF, error) {
 	}
 	switch {
 	case isELF(data):
-		sec, arch, err := elfSection(data, ".BTF")
+		e, err := readELFBTF(data)
 		if err != nil {
 			return imageBTF{}, err
 		}
-		if sec == nil {
-			return imageBTF{}, fmt.Errorf("%w: ELF without .BTF section (kernel built without CONFIG_DEBUG_INFO_BTF?)", ErrNoBTF)
-		}
-		blob, err := btfBlob(sec)
-		if err != nil {
-			return imageBTF{}, fmt.Errorf(".BTF section: %w", err)
-		}
-		if _, err := parseBTF(blob, nil); err != nil {
+		if _, err := parseBTF(e.BTF, nil); err != nil {
 			return imageBTF{}, fmt.Errorf(".BTF section: %w", err)
 		}
 		b, _ := findBanner(data)
-		return imageBTF{BTF: blob, Arch: arch, Banner: b}, nil
+		return imageBTF{BTF: e.BTF, Arch: e.Arch, Banner: b}, nil
 
 	case isBzImage(data):
 		payload, format, hint, err := bzImagePayload(data)
@@ -74,13 +72,10 @@ func findImageBTFDepth(data []byte, depth int) (imageBTF, error) {
 	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
 		return nestedImage(data, format, 0, depth, format+" stream")
 	}
-	if bytes.HasPrefix(data, btfMagics[0]) || bytes.HasPrefix(data, btfMagics[1]) {
-		blob, err := btfBlob(data)
+	if isRawBTF(data) {
+		blob, err := wholeBTF(data)
 		if err != nil {
 			return imageBTF{}, err
-		}
-		if len(blob) != len(data) {
-			return imageBTF{}, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
 		}
 		if _, err := parseBTF(blob, nil); err != nil {
 			return imageBTF{}, err

@@ -179,24 +179,15 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		emit(nil, err)
 		return
 	}
-	name := filepath.Base(in)
-	k := &Kernel{Path: in}
-	if rel, ok := strings.CutSuffix(name, btfhubSuffix); ok {
-		k.Key = pathKey(in, rel)
-		k.VMLinux, err = readBTFHub(data)
-	} else {
-		var img imageBTF
-		img, err = findImageBTF(data)
-		k.VMLinux = img.BTF
-		k.Key = completeKey(inputKey(in), img)
-	}
+	file, err := fileBTF(data)
 	if err == nil {
-		_, err = parseBTF(k.VMLinux, nil)
+		_, err = parseBTF(file.BTF, nil)
 	}
 	if err != nil {
 		emit(nil, &KernelError{Path: in, Err: err})
 		return
 	}
+	k := &Kernel{Path: in, Key: completeKey(inputKey(in), file.Key), VMLinux: file.BTF}
 	k.Key = overrideKey(k.Key, over)
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)})
@@ -302,7 +293,7 @@ func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(
 			continue
 		}
 		k := &Kernel{Path: member, VMLinux: img.Image.BTF}
-		k.Key = completeKey(Key{Arch: arch, Release: img.Release}, img.Image)
+		k.Key = completeKey(Key{Arch: arch, Release: img.Release}, img.Image.key())
 		if k.Key.Distro == "" && k.Key.Version == "" {
 			k.Key.Distro, k.Key.Version = debDistro(c.Control)
 		}

@@ -25,6 +25,12 @@ func moduleName(file string) (string, bool) {
 
 // moduleBTF returns the raw split BTF of a module file, whose name says its
 // format. The BTF is checked for framing only: validating it needs the base.
+//
+// A module whose .BTF is split over its own distilled base (.BTF.base) is
+// refused: Module.BTF is split BTF over the kernel's vmlinux, as the
+// generator minimizes it jointly with vmlinux, and moving such a module onto
+// its vmlinux is a relocation (package distill, strict or layout-compatible)
+// for the caller to choose, not a reading. ReadBTF returns both sections.
 func moduleBTF(file string, data []byte) ([]byte, error) {
 	if format := formatFromExt(file); format != formatNone {
 		var err error
@@ -33,33 +39,19 @@ func moduleBTF(file string, data []byte) ([]byte, error) {
 		}
 	}
 	if !strings.Contains(file, ".ko") {
-		blob, err := btfBlob(data)
-		if err != nil {
-			return nil, err
-		}
-		if len(blob) != len(data) {
-			return nil, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
-		}
-		return blob, nil
+		return wholeBTF(data)
 	}
 	if !isELF(data) {
 		return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
 	}
-	sec, _, err := elfSection(data, ".BTF")
+	e, err := readELFBTF(data)
 	if err != nil {
 		return nil, err
 	}
-	if sec == nil {
-		return nil, fmt.Errorf("%w: module has no .BTF section", ErrNoBTF)
-	}
-	if hasELFSection(data, ".BTF.base") {
+	if e.Base != nil {
 		return nil, fmt.Errorf("module BTF is split over a distilled base (.BTF.base), which this corpus format does not carry")
 	}
-	blob, err := btfBlob(sec)
-	if err != nil {
-		return nil, fmt.Errorf(".BTF section: %w", err)
-	}
-	return blob, nil
+	return e.BTF, nil
 }
 
 // checkModule validates a module's split BTF over its kernel's vmlinux.

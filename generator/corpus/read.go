@@ -182,7 +182,7 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 		var img imageBTF
 		img, err = findImageBTF(data)
 		k.VMLinux = img.BTF
-		k.Key = completeKey(k.Key, img)
+		k.Key = completeKey(k.Key, img.key())
 	}
 	if err != nil {
 		return nil, nil, err
@@ -205,27 +205,20 @@ func readRawBTF(name string, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	blob, err := btfBlob(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(blob) != len(data) {
-		return nil, fmt.Errorf("not raw BTF: %d bytes after the BTF blob", len(data)-len(blob))
-	}
-	return blob, nil
+	return wholeBTF(data)
 }
 
 // completeKey fills the parts of a key the path did not give from what the
-// image tells.
-func completeKey(k Key, img imageBTF) Key {
+// contents tell. Distro and version are taken together or not at all.
+func completeKey(k, from Key) Key {
 	if k.Arch == "" {
-		k.Arch = img.Arch
+		k.Arch = from.Arch
 	}
 	if k.Release == "" {
-		k.Release = img.Banner.Release
+		k.Release = from.Release
 	}
 	if k.Distro == "" && k.Version == "" {
-		k.Distro, k.Version = img.Banner.Distro, img.Banner.Version
+		k.Distro, k.Version = from.Distro, from.Version
 	}
 	return k
 }

@@ -1,0 +1,97 @@
+package corpus
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// File is the BTF one file holds and what the file tells of its kernel.
+type File struct {
+	// BTF is raw BTF exactly as the file carries it: a vmlinux's standalone
+	// BTF, or a module's split BTF (over its vmlinux, or over Base when
+	// Base is set). It is checked for framing only: parse it with
+	// internal/rawbtf, over its base for a module.
+	BTF []byte
+	// Base is a module's distilled base BTF, its .BTF.base section (pahole
+	// 1.28+ writes one for out-of-tree modules); nil otherwise.
+	Base []byte
+	// Key is what the file tells: the ELF machine and the kernel banner
+	// (vmlinux, kernel images) and, for ReadBTF, the path (the corpus
+	// layout, a release in the name, the running kernel for
+	// /sys/kernel/btf/vmlinux), which wins. Parts nothing tells are empty.
+	Key Key
+}
+
+// ReadBTF reads the BTF of one file, whatever form this package
+// understands: raw BTF, plain or compressed (.btf, .btf.xz, .btf.zst,
+// .btf.gz), a BTFHub archive (<release>.btf.tar.xz), an ELF vmlinux or
+// kernel module (.ko, .ko.xz, .ko.zst, .ko.gz; with its distilled base when
+// it has one), or a kernel image (bzImage, EFI zboot, Image, Image.gz). The
+// contents decide the form, not the name.
+//
+// Errors name the file and wrap ErrNoBTF or ErrUnknownFormat where one
+// applies.
+func ReadBTF(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fileBTF(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.Key = completeKey(inputKey(path), f.Key)
+	return f, nil
+}
+
+// ReadBTFFromReader is ReadBTF for contents read from r, such as a member
+// of an archive; Key holds only what the contents tell.
+func ReadBTFFromReader(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return fileBTF(data)
+}
+
+// fileBTF finds the BTF in a file's contents: one layer of compression as
+// files are shipped, then a BTFHub tarball, ELF, raw BTF or a kernel image.
+func fileBTF(data []byte) (*File, error) {
+	// lzma's magic is too weak to trust on a whole file; findImageBTF
+	// finds it where a kernel image's header names it.
+	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
+		inner, err := decompress(data, format, 0)
+		if err != nil {
+			return nil, err
+		}
+		if isTar(inner) {
+			btf, err := tarMemberBTF(inner)
+			if err != nil {
+				return nil, err
+			}
+			return &File{BTF: btf}, nil
+		}
+		data = inner
+	}
+	switch {
+	case isELF(data):
+		e, err := readELFBTF(data)
+		if err != nil {
+			return nil, err
+		}
+		b, _ := findBanner(data)
+		return &File{BTF: e.BTF, Base: e.Base, Key: imageBTF{Arch: e.Arch, Banner: b}.key()}, nil
+	case isRawBTF(data):
+		btf, err := wholeBTF(data)
+		if err != nil {
+			return nil, err
+		}
+		return &File{BTF: btf}, nil
+	}
+	img, err := findImageBTF(data)
+	if err != nil {
+		return nil, err
+	}
+	return &File{BTF: img.BTF, Key: img.key()}, nil
+}
