@@ -1,9 +1,10 @@
-package distill
+package distill_test
 
 import (
 	"os"
 	"testing"
 
+	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkDistill(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, s := range splits {
-			if _, _, err := Distill(s); err != nil {
+			if _, _, err := distill.Distill(s); err != nil {
 				b.Fatalf("%s: %v", mods[i].name, err)
 			}
 		}
@@ -55,7 +56,7 @@ func BenchmarkRelocate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, s := range splits {
-			if _, err := Relocate(s, k.raw, nil); err != nil {
+			if _, err := distill.Relocate(s, k.raw, nil); err != nil {
 				b.Fatalf("%s: %v", mods[i].name, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // roundTrip distills m over its own kernel, relocates the result back onto
@@ -22,7 +24,7 @@ func roundTrip(t *testing.T, m module) {
 	checkDistilled(t, m, spec, distBase)
 	checkLoads(t, distBase, distSplit)
 
-	raw, err := Relocate(distSplit, k.raw, nil)
+	raw, err := distill.Relocate(distSplit, k.raw, nil)
 	if err != nil {
 		t.Fatalf("relocate %s back onto %s: %v", m.name, k.name, err)
 	}
@@ -83,7 +85,7 @@ func checkDistilled(t *testing.T, m module, spec *btf.Spec, distBase *rawbtf.Spe
 			}
 		}
 		if len(want) == 0 {
-			t.Errorf("%s: distilled %s describes no base type (base has %v)", m.name, describe(d), base)
+			t.Errorf("%s: distilled %s describes no base type (base has %v)", m.name, distill.Describe(d), base)
 		}
 		if d.Kind.IsComposite() {
 			sized[key{d.Kind, d.Name}] = d.Size()
@@ -127,7 +129,7 @@ func checkDistilled(t *testing.T, m module, spec *btf.Spec, distBase *rawbtf.Spe
 // embeddedComposite follows a member type through typedefs, qualifiers,
 // type tags and arrays, and returns the struct or union it ends at.
 func embeddedComposite(typ btf.Type) btf.Type {
-	for range maxChain {
+	for range distill.MaxChain {
 		switch t := typ.(type) {
 		case *btf.Typedef:
 			typ = t.Type
@@ -183,10 +185,10 @@ func TestRoundTripCommitted(t *testing.T) {
 
 func TestDistillNotSplit(t *testing.T) {
 	k := kernelFor(t, "6.1.0-47-amd64")
-	if _, _, err := Distill(k.raw); !errors.Is(err, ErrNotSplit) {
+	if _, _, err := distill.Distill(k.raw); !errors.Is(err, distill.ErrNotSplit) {
 		t.Fatalf("Distill(vmlinux) = %v, want ErrNotSplit", err)
 	}
-	if _, err := Relocate(k.raw, k.raw, nil); !errors.Is(err, ErrNotSplit) {
+	if _, err := distill.Relocate(k.raw, k.raw, nil); !errors.Is(err, distill.ErrNotSplit) {
 		t.Fatalf("Relocate(vmlinux) = %v, want ErrNotSplit", err)
 	}
 }
@@ -232,7 +234,7 @@ func TestDistillUnexpectedKind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, err := Distill(parseSplit(t, enc.Bytes(), k.raw))
+	_, _, err := distill.Distill(parseSplit(t, enc.Bytes(), k.raw))
 	if err == nil {
 		t.Fatal("no error")
 	}

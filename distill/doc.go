@@ -18,8 +18,8 @@
 // types, such as the signedness of char, which changed in Linux 6.2 and
 // makes libbpf refuse every 6.1 module on a newer kernel.
 //
-// [ReadModule] takes the .BTF and .BTF.base sections out of a module file
-// (.ko, optionally compressed with xz, gzip or zstd).
+// Reading module files (.ko, compressed or not, with their .BTF.base) is
+// generator/corpus's ReadBTF.
 //
 // The kernel documents .BTF.base in Documentation/bpf/btf.rst, section 4.4
 // (https://docs.kernel.org/bpf/btf.html#btf-base-section).

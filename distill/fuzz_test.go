@@ -1,10 +1,11 @@
-package distill
+package distill_test
 
 import (
 	"bytes"
 	"os"
 	"testing"
 
+	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -73,7 +74,7 @@ func FuzzDistill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		db, ds, err := Distill(s)
+		db, ds, err := distill.Distill(s)
 		if err != nil {
 			return
 		}
@@ -106,29 +107,12 @@ func FuzzRelocate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := Relocate(s, newBase, &RelocateOptions{LayoutCompatible: len(splitRaw)%2 == 0})
+		out, err := distill.Relocate(s, newBase, &distill.RelocateOptions{LayoutCompatible: len(splitRaw)%2 == 0})
 		if err != nil {
 			return
 		}
 		if _, err := rawbtf.Parse(out, newBase); err != nil {
 			t.Fatalf("relocated split does not parse: %v", err)
 		}
-	})
-}
-
-// FuzzReadModule reads arbitrary module files: errors, never panics.
-func FuzzReadModule(f *testing.F) {
-	for _, p := range []string{"testdata/nvme-6.12.118+deb12-amd64.ko.xz"} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		if m, err := ReadModule(data); err == nil {
-			f.Add(m.BTF)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ReadModule(data)
 	})
 }

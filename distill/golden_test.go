@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"bytes"
@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden outcomes in testdata/golden")
@@ -46,18 +48,18 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s -> %s: ", d.name, targetName)
 	tspec := target.cilium()
-	raw, err := Relocate(d.split, target.raw, nil)
+	raw, err := distill.Relocate(d.split, target.raw, nil)
 	if err == nil {
 		checkRelocated(t, d, target, tspec, raw)
 		b.WriteString("ok\n")
 		return b.String()
 	}
-	var ue *UnmappedError
+	var ue *distill.UnmappedError
 	if !errors.As(err, &ue) {
 		t.Fatalf("%s: %v", b.String(), err)
 	}
 	checkUnmapped(t, d, tspec, ue)
-	layoutRaw, layoutErr := Relocate(d.split, target.raw, &RelocateOptions{LayoutCompatible: true})
+	layoutRaw, layoutErr := distill.Relocate(d.split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
 	if ue.LayoutCompatible != (layoutErr == nil) {
 		t.Errorf("%s: error says layout-compatible mode would succeed: %v, but it returns %v", b.String(), ue.LayoutCompatible, layoutErr)
 	}
@@ -89,7 +91,7 @@ func checkRelocated(t *testing.T, d distilled, target *kernel, tspec *btf.Spec, 
 // checkUnmapped confirms each reported type with rules written again over
 // cilium/ebpf's view of the new base: it has no single strict match, and
 // a single layout-compatible one where the error says so.
-func checkUnmapped(t *testing.T, d distilled, tspec *btf.Spec, ue *UnmappedError) {
+func checkUnmapped(t *testing.T, d distilled, tspec *btf.Spec, ue *distill.UnmappedError) {
 	t.Helper()
 	embeds := embeddedNames(t, d.split)
 	dist := d.split.Base()

@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"archive/tar"
@@ -13,10 +13,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/therootcompany/xz"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // kernel is a vmlinux BTF in both readers.
@@ -89,13 +92,9 @@ func committedModules(tb testing.TB) []module {
 
 func readModuleFile(tb testing.TB, path, name, arch, release string) module {
 	tb.Helper()
-	data, err := os.ReadFile(path)
+	m, err := corpus.ReadBTF(path)
 	if err != nil {
 		tb.Fatal(err)
-	}
-	m, err := ReadModule(data)
-	if err != nil {
-		tb.Fatalf("%s: %v", path, err)
 	}
 	return module{name: name, arch: arch, release: release, btf: m.BTF}
 }
@@ -161,11 +160,7 @@ var debModules = sync.OnceValues(func() ([]module, error) {
 		if !strings.HasSuffix(h.Name, ".ko") {
 			continue
 		}
-		raw, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, err
-		}
-		m, err := ReadModule(raw)
+		m, err := corpus.ReadBTFFromReader(tr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", h.Name, err)
 		}
@@ -230,7 +225,7 @@ func parseSplit(tb testing.TB, data []byte, base *rawbtf.Spec) *rawbtf.Spec {
 func distillModule(tb testing.TB, m module) (distBase, distSplit *rawbtf.Spec) {
 	tb.Helper()
 	k := kernelFor(tb, m.release)
-	base, split, err := Distill(parseSplit(tb, m.btf, k.raw))
+	base, split, err := distill.Distill(parseSplit(tb, m.btf, k.raw))
 	if err != nil {
 		tb.Fatalf("distill %s: %v", m.name, err)
 	}

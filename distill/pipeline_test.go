@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -41,7 +42,7 @@ func TestMinimizedModule(t *testing.T) {
 				t.Fatal(err)
 			}
 			minMod := parseSplit(t, mods[0], minVM)
-			db, ds, err := Distill(minMod)
+			db, ds, err := distill.Distill(minMod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"encoding/binary"
@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 func TestLoadRelocated(t *testing.T) {
 	d, vmlinux := testmod(t)
-	spec, err := LoadRelocated(d.split, vmlinux.raw, vmlinux.cilium(), nil)
+	spec, err := distill.LoadRelocated(d.split, vmlinux.raw, vmlinux.cilium(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +34,8 @@ func TestUnmappedError(t *testing.T) {
 		}
 		t.Run(m.name, func(t *testing.T) {
 			_, split := distillModule(t, m)
-			_, err := Relocate(split, target.raw, nil)
-			var ue *UnmappedError
+			_, err := distill.Relocate(split, target.raw, nil)
+			var ue *distill.UnmappedError
 			if !errors.As(err, &ue) {
 				t.Fatalf("relocating a 6.12 module onto 6.1: %v, want *UnmappedError", err)
 			}
@@ -42,12 +44,12 @@ func TestUnmappedError(t *testing.T) {
 					t.Errorf("error text lacks %s", u)
 				}
 			}
-			_, layoutErr := Relocate(split, target.raw, &RelocateOptions{LayoutCompatible: true})
+			_, layoutErr := distill.Relocate(split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
 			hint := strings.Contains(err.Error(), "layout-compatible mode would map them all")
 			if hint != (layoutErr == nil) {
 				t.Errorf("hint in the error: %v; layout-compatible mode gives %v", hint, layoutErr)
 			}
-			var layoutUE *UnmappedError
+			var layoutUE *distill.UnmappedError
 			if errors.As(layoutErr, &layoutUE) && layoutUE.LayoutCompatible {
 				t.Errorf("layout-compatible mode's own error says that mode would succeed")
 			}
@@ -73,10 +75,10 @@ func TestRelocateByteOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Relocate(split, be, nil); err == nil || !strings.Contains(err.Error(), "BigEndian") {
+	if _, err := distill.Relocate(split, be, nil); err == nil || !strings.Contains(err.Error(), "BigEndian") {
 		t.Fatalf("relocating little-endian BTF onto big-endian: %v", err)
 	}
-	if _, err := Relocate(split, base, nil); err != nil {
+	if _, err := distill.Relocate(split, base, nil); err != nil {
 		t.Fatalf("relocating onto its own distilled base: %v", err)
 	}
 }

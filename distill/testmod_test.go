@@ -1,4 +1,4 @@
-package distill
+package distill_test
 
 import (
 	"bytes"
@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/cilium/ebpf/btf"
 )
 
 // ciliumTestdata is cilium/ebpf's btf/testdata in the module cache.

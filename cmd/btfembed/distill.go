@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -21,10 +22,10 @@ module embeds them, size) and <out.split.btf> the module's BTF over it,
 which "btfembed relocate" can later move onto another vmlinux.
 
 <module> is a module (.ko, .ko.xz, .ko.gz, .ko.zst) or its raw split BTF.
-<base> is the vmlinux BTF: raw, an ELF file with .BTF, xz-compressed, or a
-BTFHub archive. A module that already carries a distilled base (.BTF.base,
-pahole 1.28+) is first relocated onto <base>; -layout-compatible applies
-to that step.
+<base> is the vmlinux BTF in any form "btfembed min" reads (raw BTF, a
+BTFHub archive, an ELF vmlinux, a kernel image). A module that already
+carries a distilled base (.BTF.base, pahole 1.28+) is first relocated onto
+<base>; -layout-compatible applies to that step.
 
 Flags:
 `
@@ -44,13 +45,13 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	}
 	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	base, err := readKernelBTF(*basePath, nil)
+	base, err := readBTF(*basePath, nil)
 	if err != nil {
 		return fmt.Errorf("distill: %w", err)
 	}
 	split, err := readModuleSplit(modPath, base, *layout)
 	if err != nil {
-		return fmt.Errorf("distill: %s: %w", modPath, err)
+		return fmt.Errorf("distill: %w", err)
 	}
 	distBase, newSplit, err := distill.Distill(split)
 	if err != nil {
@@ -80,17 +81,20 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 // readModuleSplit reads a module's split BTF over base. A module with its
 // own distilled base is relocated onto base first.
 func readModuleSplit(path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
-	data, err := os.ReadFile(path)
+	m, err := corpus.ReadBTF(path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := distill.ReadModule(data)
+	split, err := moduleOver(m, base, layout)
 	if err != nil {
-		if _, _, herr := rawbtf.ParseHeader(data); herr != nil {
-			return nil, err // neither a module nor raw BTF: the module error says more
-		}
-		m = distill.Module{BTF: data}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return split, nil
+}
+
+// moduleOver returns a module's split BTF over base, relocating it from its
+// own distilled base when it has one.
+func moduleOver(m *corpus.File, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
 	if m.Base == nil {
 		return rawbtf.Parse(m.BTF, base)
 	}
@@ -137,15 +141,15 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	}
 	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	newBase, err := readKernelBTF(*basePath, nil)
+	newBase, err := readBTF(*basePath, nil)
 	if err != nil {
 		return fmt.Errorf("relocate: %w", err)
 	}
-	distBase, err := readKernelBTF(distPath, nil)
+	distBase, err := readBTF(distPath, nil)
 	if err != nil {
 		return fmt.Errorf("relocate: %w", err)
 	}
-	split, err := readKernelBTF(splitPath, distBase)
+	split, err := readBTF(splitPath, distBase)
 	if err != nil {
 		return fmt.Errorf("relocate: %w", err)
 	}

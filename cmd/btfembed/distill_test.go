@@ -17,6 +17,7 @@ import (
 	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -125,7 +126,7 @@ func libraryDistill(t *testing.T, basePath, modPath string) ([]byte, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := distill.ReadModule(readAll(t, modPath))
+	m, err := corpus.ReadBTF(modPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestDistillModuleWithBase(t *testing.T) {
 	dir := t.TempDir()
 	vm := rawKernel(t, dir, "6.12.118+deb12-amd64")
 	plain := filepath.Join(dir, "nf.ko")
-	m, err := distill.ReadModule(readAll(t, conntrack612))
+	m, err := corpus.ReadBTF(conntrack612)
 	if err != nil {
 		t.Fatal(err)
 	}

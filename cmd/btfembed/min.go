@@ -1,18 +1,13 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"debug/elf"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-
-	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -25,9 +20,10 @@ of the BPF objects exactly as <kernel-btf> does, like
 on this kernel (no candidate, ambiguity) is reported and fails the same way
 with the output.
 
-<kernel-btf> is raw BTF (/sys/kernel/btf/vmlinux), an ELF file with a .BTF
-section (vmlinux, a module's .ko), either xz-compressed, or a BTFHub
-archive (<release>.btf.tar.xz).
+<kernel-btf> is raw BTF (/sys/kernel/btf/vmlinux, .btf, .btf.xz, .btf.zst,
+.btf.gz), a BTFHub archive (<release>.btf.tar.xz), an ELF file with a .BTF
+section (vmlinux, a module's .ko, .ko.xz, .ko.zst, .ko.gz) or a kernel
+image (bzImage, Image, Image.gz, EFI zboot).
 
 With -B, <kernel-btf> is a module's split BTF over the base <base> (the
 full vmlinux BTF it was built against). Both are minimized together:
@@ -64,7 +60,7 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	}
 	var targets []*rawbtf.Spec
 	if *base != "" {
-		b, err := readKernelBTF(*base, nil)
+		b, err := readBTF(*base, nil)
 		if err != nil {
 			return fmt.Errorf("min: %w", err)
 		}
@@ -74,7 +70,7 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if len(targets) > 0 {
 		split = targets[0]
 	}
-	k, err := readKernelBTF(kernelPath, split)
+	k, err := readBTF(kernelPath, split)
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
@@ -104,83 +100,16 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	return atomicfile.WriteFile(outPath, modules[0])
 }
 
-// readKernelBTF reads raw BTF, the .BTF section of an ELF file (vmlinux,
-// a module), either of them xz-compressed, or the one file of a BTFHub
-// .btf.tar.xz archive, split over base if not nil.
-func readKernelBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	data, err := os.ReadFile(path)
+// readBTF reads the BTF of a file in any form package corpus reads and
+// parses it, split over base if not nil.
+func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
+	f, err := corpus.ReadBTF(path)
 	if err != nil {
 		return nil, err
 	}
-	if bytes.HasPrefix(data, xzMagic) {
-		data, err = unxz(data)
-	}
-	if err == nil && bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
-		data, err = elfBTF(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	spec, err := rawbtf.Parse(data, base)
+	spec, err := rawbtf.Parse(f.BTF, base)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return spec, nil
-}
-
-// xzMagic starts an xz stream.
-var xzMagic = []byte{0xfd, '7', 'z', 'X', 'Z', 0}
-
-func elfBTF(data []byte) (_ []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil { // debug/elf panics on some bad input
-			err = fmt.Errorf("malformed ELF: %v", p)
-		}
-	}()
-	f, err := elf.NewFile(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	sec := f.Section(".BTF")
-	if sec == nil {
-		return nil, errors.New("ELF file without .BTF section")
-	}
-	if sec.Type == elf.SHT_NOBITS || sec.Offset > uint64(len(data)) || sec.Size > uint64(len(data))-sec.Offset {
-		return nil, errors.New("section .BTF: no data in the file")
-	}
-	return data[sec.Offset : sec.Offset+sec.Size], nil
-}
-
-// unxz decompresses data; if it is a tar archive (BTFHub's
-// <release>.btf.tar.xz), it returns its first regular file.
-func unxz(data []byte) ([]byte, error) {
-	zr, err := xz.NewReader(bytes.NewReader(data), 0)
-	if err != nil {
-		return nil, fmt.Errorf("xz: %w", err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("xz: %w", err)
-	}
-	// A tar header has "ustar" at offset 257.
-	if len(out) < 262 || string(out[257:262]) != "ustar" {
-		return out, nil
-	}
-	tr := tar.NewReader(bytes.NewReader(out))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil, errors.New("tar archive without a file")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tar: %w", err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
-			}
-			return b, nil
-		}
-	}
 }

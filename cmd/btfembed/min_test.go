@@ -45,7 +45,7 @@ func TestMin(t *testing.T) {
 	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
 	archive := "../../testdata/btfhub/debian/12/x86_64/6.1.0-47-amd64.btf.tar.xz"
 	dir := t.TempDir()
-	raw, err := readKernelBTF(archive, nil)
+	raw, err := readBTF(archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +161,11 @@ func TestMinModule(t *testing.T) {
 	if err := runMin(&bytes.Buffer{}, &bytes.Buffer{}, append([]string{"-B", archive, module, out}, objs...)); err != nil {
 		t.Fatal(err)
 	}
-	vmlinux, err := readKernelBTF(archive, nil)
+	vmlinux, err := readBTF(archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := readKernelBTF(module, vmlinux)
+	mod, err := readBTF(module, vmlinux)
 	if err != nil {
 		t.Fatal(err)
 	}
