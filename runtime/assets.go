@@ -69,7 +69,7 @@ func Open(payload []byte) (*Assets, error) {
 	if len(payload) < fixedHeader {
 		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrCorrupt, len(payload))
 	}
-	if string(payload[:8]) != payloadMagic {
+	if string(payload[:8]) != Magic {
 		return nil, fmt.Errorf("%w: bad magic %q", ErrCorrupt, payload[:8])
 	}
 	le := binary.LittleEndian

@@ -130,7 +130,7 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	}
 
 	out := make([]byte, 0, fixedHeader+len(index)+len(data))
-	out = append(out, payloadMagic...)
+	out = append(out, Magic...)
 	out = binary.LittleEndian.AppendUint32(out, formatVersion)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))

@@ -43,8 +43,11 @@ import (
 //	codecZstd    a zstd frame, compressed with the blob's dictionary as
 //	             raw content (zstd dictionary ID = dictionary index + 1)
 //	codecSlice   the packed form is dictionary content [offset, offset+length)
+//
+// Magic starts every payload, so tools can tell one from BTF.
+const Magic = "BTFEMBED"
+
 const (
-	payloadMagic  = "BTFEMBED"
 	formatVersion = 1
 	fixedHeader   = 24
 

@@ -17,6 +17,7 @@
 //	btfembed relocate -B <new-base> <distilled.base.btf> <split.btf> <out.btf>
 //	btfembed corpus import -o <dir> <input>...                 kernel packages, images, BTF
 //	btfembed corpus ls <dir>
+//	btfembed inspect [-B base] <payload or BTF file>...
 //
 // Run "btfembed <subcommand> -h" for the flags of each.
 package main
@@ -51,6 +52,7 @@ type subcommand func(stdout, stderr io.Writer, args []string) error
 var subcommands = map[string]subcommand{
 	"corpus":   runCorpus,
 	"distill":  runDistill,
+	"inspect":  runInspect,
 	"min":      runMin,
 	"relocate": runRelocate,
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime"
+)
+
+const inspectUsage = `usage: btfembed inspect [-B base] <file>...
+
+Describes btfembed payloads and BTF files.
+
+For a payload (the .btfembed file beside generated code): one line per
+embedded kernel, with its types and modules, as the runtime decodes them.
+
+For BTF in any form "btfembed min" reads (raw BTF, a BTFHub archive, an
+ELF vmlinux or module, a kernel image): its types by kind and its size. A
+module's split BTF needs its base: -B, or the module's own distilled base
+(.BTF.base) when it has one.
+
+Flags:
+`
+
+// runInspect is "btfembed inspect".
+func runInspect(stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	basePath := fs.String("B", "", "vmlinux `BTF` that split BTF is over")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), inspectUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("inspect: %w: %v", errUsage, err)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("inspect: %w: no file given", errUsage)
+	}
+	var base *rawbtf.Spec
+	if *basePath != "" {
+		var err error
+		if base, err = readBTF(*basePath, nil); err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+	}
+	for _, path := range fs.Args() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		if bytes.HasPrefix(data, []byte(runtime.Magic)) {
+			err = inspectPayload(stdout, path, data)
+		} else {
+			err = inspectBTF(stdout, path, base)
+		}
+		if err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+	}
+	return nil
+}
+
+func inspectPayload(w io.Writer, path string, payload []byte) error {
+	assets, err := runtime.Open(payload)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Fprintf(w, "%s: btfembed payload, %d bytes\n", path, len(payload))
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tMODULES")
+	for _, key := range assets.Kernels() {
+		sel, err := assets.Lookup(key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		var mods []string
+		for _, m := range sel.ModuleBTF {
+			n, err := moduleTypes(m)
+			if err != nil {
+				return fmt.Errorf("%s: %s: module %s: %w", path, key, m.Name, err)
+			}
+			mods = append(mods, fmt.Sprintf("%s (%d types)", m.Name, n))
+		}
+		if len(mods) == 0 {
+			mods = []string{"-"}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", key, countTypes(sel.Spec), strings.Join(mods, ", "))
+	}
+	return tw.Flush()
+}
+
+// moduleTypes counts the types of an embedded module's split BTF.
+func moduleTypes(m runtime.Module) (int, error) {
+	base, err := rawbtf.Parse(m.Base, nil)
+	if err != nil {
+		return 0, err
+	}
+	split, err := rawbtf.Parse(m.Split, base)
+	if err != nil {
+		return 0, err
+	}
+	return int(split.NextID() - split.FirstID()), nil
+}
+
+// countTypes counts the types of a standalone spec, void excluded.
+func countTypes(spec *btf.Spec) int {
+	n := 0
+	for _, err := range spec.All() {
+		if err == nil {
+			n++
+		}
+	}
+	return n - 1
+}
+
+func inspectBTF(w io.Writer, path string, base *rawbtf.Spec) error {
+	f, err := corpus.ReadBTF(path)
+	if err != nil {
+		return err
+	}
+	what := "BTF"
+	if f.Base != nil {
+		if base, err = rawbtf.Parse(f.Base, nil); err != nil {
+			return fmt.Errorf("%s: distilled base: %w", path, err)
+		}
+		what = fmt.Sprintf("split BTF over its distilled base (%d types, %d bytes)", base.NextID()-1, len(f.Base))
+	} else if base != nil {
+		what = "split BTF"
+	}
+	spec, err := rawbtf.Parse(f.BTF, base)
+	if err != nil {
+		if base == nil {
+			return fmt.Errorf("%s: %w (split BTF? give its base with -B)", path, err)
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	byKind := map[rawbtf.Kind]int{}
+	for id := spec.FirstID(); id < spec.NextID(); id++ {
+		t, err := spec.Type(id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		byKind[t.Kind]++
+	}
+	var kinds []string
+	for k := rawbtf.KindInt; k <= rawbtf.KindEnum64; k++ {
+		if n := byKind[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	key := strings.TrimSpace(f.Key.Arch + " " + f.Key.Release)
+	if key != "" {
+		key = " (" + key + ")"
+	}
+	fmt.Fprintf(w, "%s%s: %s, %v, %d bytes, %d types: %s\n", path, key, what, spec.ByteOrder(),
+		len(f.BTF), spec.NextID()-spec.FirstID(), strings.Join(kinds, ", "))
+	return nil
+}
