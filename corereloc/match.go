@@ -166,9 +166,10 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 
 	res.marks = newMarks()
 	w := &walker{targets: targets}
+	allCands := candidates(targets, names)
 	for _, name := range names {
 		refs := byName[name]
-		cands := candidates(targets, name)
+		cands := allCands[name]
 		table := make([][]candResult, len(refs))
 		for k := range table {
 			table[k] = make([]candResult, len(cands))
@@ -238,15 +239,17 @@ func (res *Result) failPrograms() {
 	}
 }
 
-// candidates lists the target types whose essential name is name, in
-// vmlinux first, then each module's own types, by ascending ID: the
-// candidates and order of btf.CORERelocate.
-func candidates(targets []*rawbtf.Spec, name string) []key {
-	var out []key
+// candidates lists, for each of names, the target types whose essential
+// name it is, in vmlinux first, then each module's own types, by ascending
+// ID: the candidates and order of btf.CORERelocate. All names are looked
+// up in one pass over each target.
+func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
+	out := make(map[string][]key, len(names))
 	for i, t := range targets {
-		for _, id := range t.TypesByEssentialName(name) {
-			if id >= t.FirstID() {
-				out = append(out, key{i, id})
+		found := t.LookupEssentialNames(names)
+		for _, name := range names {
+			for _, id := range found[name] {
+				out[name] = append(out[name], key{i, id})
 			}
 		}
 	}

@@ -125,14 +125,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 // offersCandidates reports whether a module defines a type named like a
 // relocated local type.
 func (o *objects) offersCandidates(module *rawbtf.Spec) bool {
-	for _, name := range o.local {
-		for _, id := range module.TypesByEssentialName(name) {
-			if id >= module.FirstID() {
-				return true
-			}
-		}
-	}
-	return false
+	return len(module.LookupEssentialNames(o.local)) > 0
 }
 
 // verify is the oracle: every program's fixups against the entry, loaded

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
 // tiny is a small valid blob: int, pointer to it, struct with a bitfield.
@@ -142,5 +144,24 @@ func TestTypesByEssentialName(t *testing.T) {
 	}
 	if got := EssentialName("a___b___c"); got != "a___b" {
 		t.Errorf("EssentialName = %q", got)
+	}
+}
+
+// TestLookupEssentialNames checks the batch lookup against the index on a
+// real kernel, for names with one, several, flavoured and no candidates.
+func TestLookupEssentialNames(t *testing.T) {
+	s, err := Parse(kerneltest.Corpus(t)[0].BTF, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"task_struct", "pt_regs", "sk_buff", "irq_info", "elf_thread_core_info", "no_such_type", "pid_t", "pid_type"}
+	got := s.LookupEssentialNames(names)
+	for _, n := range names {
+		if want := s.TypesByEssentialName(n); !slices.Equal(got[n], want) {
+			t.Errorf("%s: batch %v, index %v", n, got[n], want)
+		}
+	}
+	if _, ok := got["no_such_type"]; ok {
+		t.Error("a name without types is in the result")
 	}
 }

@@ -88,3 +88,29 @@ func (s *Spec) TypesByEssentialName(name string) []TypeID {
 	}
 	return ids
 }
+
+// LookupEssentialNames returns, for each of names that has any, the IDs of
+// this blob's own types (not its base's) whose essential name it is, in
+// ascending order. It is one pass over the blob's type names against the
+// wanted set, so a caller that knows all the names it will ask for (the
+// local types of a set of CO-RE relocations: tens, against a vmlinux's
+// ~100,000 named types) never pays for the full index that
+// TypesByEssentialName builds.
+func (s *Spec) LookupEssentialNames(names []string) map[string][]TypeID {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	found := make(map[string][]TypeID)
+	for i, off := range s.offsets {
+		nameOff := s.bo.Uint32(s.types[off:])
+		if nameOff == 0 {
+			continue
+		}
+		b := essential(s.stringBytes(nameOff))
+		if want[string(b)] { // no allocation: the conversion is only a key
+			found[string(b)] = append(found[string(b)], s.firstID+TypeID(i))
+		}
+	}
+	return found
+}
