@@ -6,19 +6,50 @@ import (
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
-// BenchmarkParse is the per-kernel floor: the linear pass plus the name
-// index a CO-RE lookup needs.
+// BenchmarkParse is the per-kernel floor: the one linear pass.
 func BenchmarkParse(b *testing.B) {
 	k := kerneltest.ByName(b, "6.1.0-47-amd64")
 	b.SetBytes(int64(len(k.BTF)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(k.BTF, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLookupEssentialNames finds the candidates of 50 names, the
+// order of a real agent's relocated types.
+func BenchmarkLookupEssentialNames(b *testing.B) {
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	s, err := Parse(k.BTF, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for id := TypeID(1); len(names) < 50; id += 997 {
+		t, _ := s.Type(id)
+		if t.Name != "" {
+			names = append(names, EssentialName(t.Name))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(s.LookupEssentialNames(names)) == 0 {
+			b.Fatal("nothing found")
+		}
+	}
+}
+
+// BenchmarkNameIndex builds the full essential-name index.
+func BenchmarkNameIndex(b *testing.B) {
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
 	b.ReportAllocs()
 	for b.Loop() {
 		s, err := Parse(k.BTF, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(s.TypesByEssentialName("task_struct")) == 0 {
-			b.Fatal("no task_struct")
-		}
+		s.buildNames()
 	}
 }

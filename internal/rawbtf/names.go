@@ -98,13 +98,18 @@ func (s *Spec) TypesByEssentialName(name string) []TypeID {
 // TypesByEssentialName builds.
 func (s *Spec) LookupEssentialNames(names []string) map[string][]TypeID {
 	want := make(map[string]bool, len(names))
+	var filter nameFilter
 	for _, n := range names {
 		want[n] = true
+		filter.add([]byte(n))
 	}
 	found := make(map[string][]TypeID)
 	for i, off := range s.offsets {
 		nameOff := s.bo.Uint32(s.types[off:])
 		if nameOff == 0 {
+			continue
+		}
+		if !filter.mayHave(s.stringPrefix(nameOff)) {
 			continue
 		}
 		b := essential(s.stringBytes(nameOff))
@@ -113,4 +118,41 @@ func (s *Spec) LookupEssentialNames(names []string) map[string][]TypeID {
 		}
 	}
 	return found
+}
+
+// stringPrefix returns the first two bytes at a valid string offset
+// without finding the string's end (a one-byte string comes with its NUL).
+func (s *Spec) stringPrefix(off uint32) []byte {
+	if off < s.strBase {
+		return s.base.stringPrefix(off)
+	}
+	b := s.strs[off-s.strBase:]
+	return b[:min(2, len(b))]
+}
+
+// nameFilter rules out most names without hashing them: a bit per
+// (first byte, second byte) of the wanted names. A flavoured name
+// ("task_struct___old") starts like its essential name, so the filter
+// applies before the flavour is stripped.
+type nameFilter [1 << 16 / 64]uint64
+
+// filterKey is the first two bytes of a name (a NUL after a one-byte
+// name), as stringPrefix returns them.
+func filterKey(b []byte) uint16 {
+	if len(b) == 1 {
+		return uint16(b[0]) << 8
+	}
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
+func (f *nameFilter) add(b []byte) {
+	if len(b) > 0 {
+		k := filterKey(b)
+		f[k/64] |= 1 << (k % 64)
+	}
+}
+
+func (f *nameFilter) mayHave(b []byte) bool {
+	k := filterKey(b)
+	return f[k/64]&(1<<(k%64)) != 0
 }
