@@ -3,7 +3,9 @@
 # alternative ships, for the same objects and kernels:
 #   (a) the per-kernel outputs of bpftool gen min_core_btf, summed;
 #   (b) the same files as one solid tarball, xz -9;
-#   (c) the same files as BTFHub-style per-kernel .btf.tar.xz archives.
+#   (c) the same files as BTFHub-style per-kernel .btf.tar.xz archives;
+# and, to tell the format's gain from the minimizer's, (d) btfembed min's
+# own per-kernel outputs as one solid tarball, xz -9.
 # Usage: scripts/payload-size.sh [corpus-dir] [objects...]
 # Defaults: testdata/btfhub plus the running kernel's BTF, and every
 # testdata object except candidates-el.o (bpftool gives up on its
@@ -23,7 +25,8 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$work/min" "$work/btfhub"
+mkdir -p "$work/corpus" "$work/min" "$work/btfhub" "$work/ours"
+go build -o "$work/btfembed" ./cmd/btfembed
 cp -r "$corpus"/. "$work/corpus/"
 if [ "$corpus" = testdata/btfhub ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	mkdir -p "$work/corpus/host/0/$(uname -m)"
@@ -39,6 +42,7 @@ while IFS= read -r f; do
 	*) cp "$f" "$work/raw.btf" ;;
 	esac
 	bpftool gen min_core_btf "$work/raw.btf" "$work/min/$name.btf" "${objs[@]}" >/dev/null
+	"$work/btfembed" min "$work/raw.btf" "$work/ours/$name.btf" "${objs[@]}" 2>/dev/null
 	(cd "$work/min" && tar -cf - "$name.btf" | xz -c > "$work/btfhub/$name.btf.tar.xz")
 	n=$((n + 1))
 done < <(find "$work/corpus" -name '*.btf.tar.xz' -o -name '*.btf' | sort)
@@ -46,8 +50,9 @@ done < <(find "$work/corpus" -name '*.btf.tar.xz' -o -name '*.btf' | sort)
 a=$(cat "$work/min"/*.btf | wc -c)
 b=$(cd "$work/min" && tar -cf - . | xz -9 -c | wc -c)
 c=$(cat "$work/btfhub"/*.tar.xz | wc -c)
+d=$(cd "$work/ours" && tar -cf - . | xz -9 -c | wc -c)
 
-go run ./cmd/btfembed -q -pkg x -corpus "$work/corpus" -output "$work/out.go" "${objs[@]}" 2>/dev/null
+"$work/btfembed" -q -pkg x -corpus "$work/corpus" -output "$work/out.go" "${objs[@]}" 2>/dev/null
 p=$(wc -c < "$work/out.btfembed")
 
 printf 'kernels: %d, objects: %d\n' "$n" "${#objs[@]}"
@@ -55,4 +60,5 @@ printf '%-48s %8s\n' "what" "bytes"
 printf '%-48s %8d\n' "(a) bpftool min_core_btf outputs, summed" "$a"
 printf '%-48s %8d\n' "(b) those as one tar | xz -9" "$b"
 printf '%-48s %8d\n' "(c) those as per-kernel .btf.tar.xz" "$c"
-printf '%-48s %8d   (%.2fx of b)\n' "btfembed payload" "$p" "$(echo "$p / $b" | bc -l)"
+printf '%-48s %8d\n' "(d) btfembed min outputs as one tar | xz -9" "$d"
+printf '%-48s %8d   (%.2fx of b, %.2fx of d)\n' "btfembed payload" "$p" "$(echo "$p / $b" | bc -l)" "$(echo "$p / $d" | bc -l)"
