@@ -98,7 +98,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		})
 	}
 
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels}
+	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels, Found: progress.Total}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
@@ -111,7 +111,6 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 			readErr = err
 			break
 		}
-		progress.Started(k.Key.String())
 		select {
 		case jobs <- k:
 		case <-ctx.Done():
@@ -157,15 +156,16 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	return &Result{Payload: payload.Bytes(), Report: report}, nil
 }
 
-// Progress is told about each kernel as the run goes.
+// Progress is told how many corpus entries there are, then about each as
+// the run goes.
 type Progress interface {
-	Started(kernel string)
+	Total(entries int)
 	Done(kernel string, err error)
 	Skipped(path string, err error)
 }
 
 type noProgress struct{}
 
-func (noProgress) Started(string)        {}
+func (noProgress) Total(int)             {}
 func (noProgress) Done(string, error)    {}
 func (noProgress) Skipped(string, error) {}

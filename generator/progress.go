@@ -11,11 +11,10 @@ import (
 
 // NewProgress reports progress on w: a live bar (kernels done, rate, ETA)
 // when w is a terminal, else a plain line every interval and one per
-// failure, which reads well in CI logs. total is the number of kernels
-// expected, or -1 when unknown.
-func NewProgress(w io.Writer, terminal bool, total int, interval time.Duration) Progress {
+// failure, which reads well in CI logs.
+func NewProgress(w io.Writer, terminal bool, interval time.Duration) Progress {
 	if terminal {
-		bar := progressbar.NewOptions(total,
+		bar := progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("kernels"),
 			progressbar.OptionShowCount(),
@@ -27,7 +26,7 @@ func NewProgress(w io.Writer, terminal bool, total int, interval time.Duration) 
 		)
 		return &barProgress{bar: bar, w: w}
 	}
-	return &lineProgress{w: w, total: total, interval: interval, start: time.Now(), last: time.Now()}
+	return &lineProgress{w: w, total: -1, interval: interval, start: time.Now(), last: time.Now()}
 }
 
 type barProgress struct {
@@ -36,7 +35,11 @@ type barProgress struct {
 	w   io.Writer
 }
 
-func (p *barProgress) Started(string) {}
+func (p *barProgress) Total(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.ChangeMax(n)
+}
 
 func (p *barProgress) Done(kernel string, err error) {
 	p.mu.Lock()
@@ -53,6 +56,7 @@ func (p *barProgress) Skipped(path string, err error) {
 	defer p.mu.Unlock()
 	p.bar.Clear()
 	fmt.Fprintf(p.w, "btfembed: skipped %s: %v\n", path, err)
+	p.bar.Add(1)
 }
 
 type lineProgress struct {
@@ -65,7 +69,11 @@ type lineProgress struct {
 	last     time.Time
 }
 
-func (p *lineProgress) Started(string) {}
+func (p *lineProgress) Total(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = n
+}
 
 func (p *lineProgress) Done(kernel string, err error) {
 	p.mu.Lock()

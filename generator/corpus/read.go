@@ -32,6 +32,10 @@ type Options struct {
 	Distro string
 	// NoModules skips module BTF.
 	NoModules bool
+	// Found, if set, is called once by Read with the number of corpus
+	// entries the walk found and the filters kept, before any is read, so
+	// a caller can show progress against a total.
+	Found func(entries int)
 }
 
 func (o *Options) workers() int {
@@ -78,6 +82,9 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 			if e.err != nil || opts.keep(e.key) {
 				entries = append(entries, e)
 			}
+		}
+		if opts != nil && opts.Found != nil {
+			opts.Found(len(entries))
 		}
 		ctx, cancel := context.WithCancel(ctx)
 

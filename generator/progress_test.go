@@ -1,0 +1,31 @@
+package generator
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestProgress(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		var out bytes.Buffer
+		p := NewProgress(&out, terminal, 0)
+		p.Total(3)
+		p.Done("debian/12/x86_64/a", nil)
+		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))
+		p.Done("debian/12/x86_64/c", errors.New("verification failed"))
+		got := out.String()
+		want := []string{"skipped /corpus/b.btf.tar.xz: truncated", "debian/12/x86_64/c: verification failed"}
+		if terminal {
+			want = append(want, "kernels", "/3, ")
+		} else {
+			want = append(want, "1/3 kernels", "left")
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("terminal %v: output lacks %q:\n%q", terminal, w, got)
+			}
+		}
+	}
+}
