@@ -13,11 +13,7 @@ type pair struct{ l, t key }
 // arrays and function prototypes are compared recursively, names below the
 // root are ignored (btf's coreAreTypesCompatible).
 func (w *walker) typesCompatible(local, target node, visited map[pair]bool) error {
-	l, err := w.underlying(local)
-	if err != nil {
-		return err
-	}
-	t, err := w.underlying(target)
+	l, t, err := w.underlyingPair(local, target)
 	if err != nil {
 		return err
 	}
@@ -98,11 +94,7 @@ func (w *walker) refs(l node, lid rawbtf.TypeID, t node, tid rawbtf.TypeID) (nod
 // signedness, members and enumerators must agree, recursively (btf's
 // coreTypesMatch).
 func (w *walker) typesMatch(local, target node, visited map[pair]bool) error {
-	l, err := w.underlying(local)
-	if err != nil {
-		return err
-	}
-	t, err := w.underlying(target)
+	l, t, err := w.underlyingPair(local, target)
 	if err != nil {
 		return err
 	}

@@ -280,11 +280,7 @@ func (w *walker) logAnonPath(comp node, idx int) {
 // membersCompatible checks that two types may stand for the same field
 // (btf's coreAreMembersCompatible).
 func (w *walker) membersCompatible(local, target node) error {
-	l, err := w.underlying(local)
-	if err != nil {
-		return err
-	}
-	t, err := w.underlying(target)
+	l, t, err := w.underlyingPair(local, target)
 	if err != nil {
 		return err
 	}

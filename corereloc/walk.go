@@ -118,6 +118,20 @@ func (w *walker) underlying(n node) (node, error) {
 	return node{}, fmt.Errorf("type %d: %w", n.ID, errCycle)
 }
 
+// underlyingPair resolves a local and a target type to what they are
+// beneath typedefs and qualifiers, as every compatibility check starts.
+func (w *walker) underlyingPair(local, target node) (node, node, error) {
+	l, err := w.underlying(local)
+	if err != nil {
+		return node{}, node{}, err
+	}
+	t, err := w.underlying(target)
+	if err != nil {
+		return node{}, node{}, err
+	}
+	return l, t, nil
+}
+
 // class folds kinds cilium/ebpf models with one Go type: ENUM and ENUM64
 // are both *btf.Enum.
 func class(k rawbtf.Kind) rawbtf.Kind {
