@@ -245,3 +245,43 @@ func exercise(t *testing.T, p []byte) {
 		}
 	}
 }
+
+// TestModulesConcurrent decodes a selection's vmlinux and module types from
+// several goroutines at once, as agents loading several collections at
+// start-up do. Run with -race: a module spec that shared its base with the
+// selection's vmlinux spec raced (cilium/ebpf v0.22 decodes a split spec's
+// base types under the split's lock only).
+func TestModulesConcurrent(t *testing.T) {
+	e := moduleEntry(t, true)
+	for range 5 {
+		a := open(t, encode(t, []Entry{e}, nil))
+		sel, err := a.Lookup(e.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 8 {
+			wg.Go(func() {
+				<-start
+				if i%2 == 0 {
+					for _, err := range sel.Modules["bpf_testmod"].All() {
+						if err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					return
+				}
+				// vmlinux types the module refers to.
+				for _, name := range []string{"file", "module", "mutex", "task_struct"} {
+					if _, err := sel.Spec.AnyTypesByName(name); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+}

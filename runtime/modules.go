@@ -16,7 +16,13 @@ import (
 // vmlinux BTF (distill.Relocate, the semantics of libbpf's btf__relocate),
 // so one embedded module serves whichever vmlinux BTF was selected.
 // vmlinux must have been loaded from vmlinuxRaw.
+//
+// The module is read over its own copy of vmlinux: cilium/ebpf v0.22
+// decodes a split spec's base types under the split's lock, not the
+// base's, so a base shared with other users races with them (found with
+// go test -race, TestModulesConcurrent).
 func LoadModule(m Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (*btf.Spec, error) {
+	vmlinux = vmlinux.Copy()
 	if m.Base == nil {
 		return btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux)
 	}
