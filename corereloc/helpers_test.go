@@ -116,3 +116,32 @@ func elfBTF(tb testing.TB, path string) []byte {
 	}
 	return data
 }
+
+// matchObjects loads objects and matches them against targets.
+func matchObjects(tb testing.TB, objPaths []string, targets ...*rawbtf.Spec) *Result {
+	tb.Helper()
+	objs, err := Load(objPaths...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := Match(objs, targets)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// verifyBlob runs the oracle for objects on a kernel's full BTF and a
+// minimized vmlinux blob of it.
+func verifyBlob(tb testing.TB, objPaths []string, full *btf.Spec, blob []byte) []Mismatch {
+	tb.Helper()
+	min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
+	if err != nil {
+		tb.Fatalf("cilium/ebpf rejects the minimized BTF: %v", err)
+	}
+	ms, err := Verify(objPaths, []*btf.Spec{full}, []*btf.Spec{min})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ms
+}

@@ -1,10 +1,7 @@
 package corereloc
 
 import (
-	"bytes"
 	"testing"
-
-	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -26,17 +23,7 @@ func TestMinimizeRechecksMismatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			verify := func(blob []byte) []Mismatch {
-				min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms, err := Verify([]string{obj}, []*btf.Spec{full}, []*btf.Spec{min})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ms
-			}
+			verify := func(blob []byte) []Mismatch { return verifyBlob(t, []string{obj}, full, blob) }
 
 			naive, err := build(res, nil)
 			if err != nil {
@@ -82,15 +69,7 @@ func TestMinimizeKeepsCounts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms, err := Verify([]string{obj}, []*btf.Spec{full}, []*btf.Spec{min})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ms
+				return verifyBlob(t, []string{obj}, full, blob)
 			}
 			for _, m := range verify() {
 				t.Error(m)
@@ -144,15 +123,7 @@ func TestMinimizeKeepsFlexArrayNotLast(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				min, err := btf.LoadSpecFromReader(bytes.NewReader(blob))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms, err := Verify([]string{obj}, []*btf.Spec{full}, []*btf.Spec{min})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ms
+				return verifyBlob(t, []string{obj}, full, blob)
 			}
 			for _, m := range verify() {
 				t.Error(m)

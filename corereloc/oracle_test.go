@@ -14,27 +14,12 @@ import (
 // minimizeAndVerify minimizes target for objs and runs the oracle.
 func minimizeAndVerify(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *btf.Spec) (*Result, []byte) {
 	t.Helper()
-	objs, err := Load(objPaths...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Match(objs, []*rawbtf.Spec{raw})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := matchObjects(t, objPaths, raw)
 	minData, _, err := Minimize(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	min, err := btf.LoadSpecFromReader(bytes.NewReader(minData))
-	if err != nil {
-		t.Fatalf("cilium/ebpf rejects the minimized BTF: %v", err)
-	}
-	ms, err := Verify(objPaths, []*btf.Spec{full}, []*btf.Spec{min})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
+	for _, m := range verifyBlob(t, objPaths, full, minData) {
 		t.Error(m)
 	}
 	bpftoolLoads(t, minData, nil)

@@ -121,15 +121,7 @@ func TestSizeTable(t *testing.T) {
 
 func oursSize(t *testing.T, raw *rawbtf.Spec, objPaths []string) string {
 	t.Helper()
-	objs, err := Load(objPaths...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Match(objs, []*rawbtf.Spec{raw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	min, _, err := Minimize(res)
+	min, _, err := Minimize(matchObjects(t, objPaths, raw))
 	if err != nil {
 		t.Fatal(err)
 	}
