@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -169,15 +168,6 @@ func collect(tb testing.TB, roots []string, opts *Options) (kernels []*Kernel, e
 		kernels = append(kernels, k)
 	}
 	return kernels, errs
-}
-
-func containsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
 }
 
 // readTestModule returns a module file of testExtra as an ELF, decompressed

@@ -2,9 +2,7 @@ package rawbtf
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,24 +78,6 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readGzip(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestSplit parses pahole's split BTF for btf_testmod over its distilled

@@ -79,16 +79,6 @@ func (k Kind) IsQualifier() bool {
 	return k == KindVolatile || k == KindConst || k == KindRestrict || k == KindTypeTag
 }
 
-// hasSize reports whether the third word of a type record is a size (as
-// opposed to a type reference).
-func (k Kind) hasSize() bool {
-	switch k {
-	case KindInt, KindStruct, KindUnion, KindEnum, KindEnum64, KindFloat, KindDatasec:
-		return true
-	}
-	return false
-}
-
 // hasRef reports whether the third word of a type record refers to a type.
 func (k Kind) hasRef() bool {
 	switch k {

@@ -36,7 +36,7 @@ func EssentialName(name string) string {
 }
 
 func lastFlavourSep(b []byte) int {
-	if bytes.Index(b, []byte("___")) < 0 { // cheap common case
+	if !bytes.Contains(b, []byte("___")) { // cheap common case
 		return -1
 	}
 	return bytes.LastIndex(b, []byte("___"))
