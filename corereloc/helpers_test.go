@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
@@ -144,4 +146,84 @@ func verifyBlob(tb testing.TB, objPaths []string, full *btf.Spec, blob []byte) [
 		tb.Fatal(err)
 	}
 	return ms
+}
+
+// loadedRelocation is a CO-RE relocation as cilium/ebpf loads it, keyed
+// "section+offset" by where it stands in the ELF, as Load keys them.
+type loadedRelocation struct {
+	key  string
+	relo *btf.CORERelocation
+}
+
+// programRelocations loads obj with cilium/ebpf and lists each program's
+// CO-RE relocations, subprograms linked in, in instruction order.
+func programRelocations(tb testing.TB, obj string) map[*ebpf.ProgramSpec][]loadedRelocation {
+	tb.Helper()
+	coll, err := ebpf.LoadCollectionSpec(obj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := elf.Open(obj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type where struct {
+		section string
+		start   uint64
+	}
+	funcs := make(map[string]where)
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && int(s.Section) < len(f.Sections) {
+			funcs[s.Name] = where{f.Sections[s.Section].Name, s.Value}
+		}
+	}
+	out := make(map[*ebpf.ProgramSpec][]loadedRelocation)
+	for _, prog := range coll.Programs {
+		var cur where
+		var curStart uint64
+		for iter := prog.Instructions.Iterate(); iter.Next(); {
+			if sym := iter.Ins.Symbol(); sym != "" {
+				cur, curStart = funcs[sym], uint64(iter.Offset)
+			}
+			if relo := btf.CORERelocationMetadata(iter.Ins); relo != nil {
+				key := fmt.Sprintf("%s+%d", cur.section, cur.start+(uint64(iter.Offset)-curStart)*8)
+				out[prog] = append(out[prog], loadedRelocation{key, relo})
+			}
+		}
+	}
+	return out
+}
+
+// forCiliumObjects runs fn as a subtest for each of cilium/ebpf's CO-RE
+// test objects named, in both byte orders, with the target BTF its own
+// tests use: the object's own .BTF, relocs_read_tgt for relocs_read.
+func forCiliumObjects(t *testing.T, names []string, fn func(t *testing.T, obj string, raw *rawbtf.Spec, full *btf.Spec)) {
+	t.Helper()
+	dir := kerneltest.CiliumTestdata(t)
+	for _, name := range names {
+		for _, end := range []string{"el", "eb"} {
+			obj := filepath.Join(dir, name+"-"+end+".elf")
+			tgt := obj
+			if name == "relocs_read" {
+				tgt = filepath.Join(dir, "relocs_read_tgt-"+end+".elf")
+			}
+			t.Run(filepath.Base(obj), func(t *testing.T) {
+				data := elfBTF(t, tgt)
+				raw, err := rawbtf.Parse(data, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fn(t, obj, raw, full)
+			})
+		}
+	}
 }

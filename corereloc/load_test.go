@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -38,46 +35,17 @@ func TestLoadAgreesWithCilium(t *testing.T) {
 			for _, r := range obj.Relocations {
 				ours[fmt.Sprintf("%s+%d", r.Section, r.InsnOff)] = fmt.Sprintf("CORERelocation(%s, %%s[%s], local_id=%d)", r.Kind, r.Access, r.TypeID)
 			}
-			coll, err := ebpf.LoadCollectionSpec(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			syms, _ := f.Symbols()
-			type where struct {
-				section string
-				start   uint64
-			}
-			funcs := make(map[string]where)
-			for _, s := range syms {
-				if elf.ST_TYPE(s.Info) == elf.STT_FUNC && int(s.Section) < len(f.Sections) {
-					funcs[s.Name] = where{f.Sections[s.Section].Name, s.Value}
-				}
-			}
 			seen := make(map[string]bool)
-			for _, prog := range coll.Programs {
-				var cur where
-				var curStart uint64
-				for iter := prog.Instructions.Iterate(); iter.Next(); {
-					if sym := iter.Ins.Symbol(); sym != "" {
-						cur, curStart = funcs[sym], uint64(iter.Offset)
-					}
-					relo := btf.CORERelocationMetadata(iter.Ins)
-					if relo == nil {
-						continue
-					}
-					k := fmt.Sprintf("%s+%d", cur.section, cur.start+(uint64(iter.Offset)-curStart)*8)
+			for _, relos := range programRelocations(t, path) {
+				for _, lr := range relos {
+					k := lr.key
 					seen[k] = true
 					want, ok := ours[k]
 					if !ok {
-						t.Errorf("%s: relocation %v not loaded", k, relo)
+						t.Errorf("%s: relocation %v not loaded", k, lr.relo)
 						continue
 					}
-					got := relo.String()
+					got := lr.relo.String()
 					// The local type prints differently; compare the rest.
 					if i, j := strings.Index(got, ", "), strings.LastIndex(got, "["); i < 0 || j < 0 || fmt.Sprintf(want, got[i+2:j]) != got {
 						t.Errorf("%s: loaded %s, cilium/ebpf %s", k, want, got)

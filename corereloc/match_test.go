@@ -2,17 +2,13 @@ package corereloc
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -36,44 +32,13 @@ func render(r *Relocation, o Outcome) string {
 // the results differ it is left out.
 func ciliumFixups(t *testing.T, obj string, target *btf.Spec) map[string]string {
 	t.Helper()
-	coll, err := ebpf.LoadCollectionSpec(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type where struct {
-		section string
-		start   uint64
-	}
-	funcs := make(map[string]where)
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && int(s.Section) < len(f.Sections) {
-			funcs[s.Name] = where{f.Sections[s.Section].Name, s.Value}
-		}
-	}
 	out := make(map[string]string)
 	varies := make(map[string]bool)
-	for _, prog := range coll.Programs {
-		var relos []*btf.CORERelocation
-		var keys []string
-		var cur where
-		var curStart uint64
-		for iter := prog.Instructions.Iterate(); iter.Next(); {
-			if sym := iter.Ins.Symbol(); sym != "" {
-				cur, curStart = funcs[sym], uint64(iter.Offset)
-			}
-			if relo := btf.CORERelocationMetadata(iter.Ins); relo != nil {
-				relos = append(relos, relo)
-				keys = append(keys, fmt.Sprintf("%s+%d", cur.section, cur.start+(uint64(iter.Offset)-curStart)*8))
-			}
+	for prog, loaded := range programRelocations(t, obj) {
+		relos := make([]*btf.CORERelocation, len(loaded))
+		keys := make([]string, len(loaded))
+		for i, lr := range loaded {
+			relos[i], keys[i] = lr.relo, lr.key
 		}
 		var b btf.Builder
 		fixups, err := btf.CORERelocate(relos, []*btf.Spec{target}, prog.ByteOrder, b.Add)
@@ -108,27 +73,9 @@ func TestMatchAgreesWithCilium(t *testing.T) {
 			compareWithCilium(t, objPaths, raw, full)
 		})
 	}
-	for _, name := range []string{"relocs", "relocs_enum", "relocs_read"} {
-		for _, end := range []string{"el", "eb"} {
-			obj := filepath.Join(kerneltest.CiliumTestdata(t), name+"-"+end+".elf")
-			tgt := obj
-			if name == "relocs_read" {
-				tgt = filepath.Join(kerneltest.CiliumTestdata(t), "relocs_read_tgt-"+end+".elf")
-			}
-			t.Run(filepath.Base(obj), func(t *testing.T) {
-				data := elfBTF(t, tgt)
-				raw, err := rawbtf.Parse(data, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				compareWithCilium(t, []string{obj}, raw, full)
-			})
-		}
-	}
+	forCiliumObjects(t, []string{"relocs", "relocs_enum", "relocs_read"}, func(t *testing.T, obj string, raw *rawbtf.Spec, full *btf.Spec) {
+		compareWithCilium(t, []string{obj}, raw, full)
+	})
 }
 
 func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *btf.Spec) {

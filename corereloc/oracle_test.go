@@ -1,13 +1,11 @@
 package corereloc
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -49,25 +47,7 @@ func TestOracleKernels(t *testing.T) {
 // target its tests use: the object's own BTF, relocs_read_tgt for
 // relocs_read.
 func TestOracleCilium(t *testing.T) {
-	for _, name := range []string{"relocs", "relocs_enum", "relocs_read", "tags"} {
-		for _, end := range []string{"el", "eb"} {
-			obj := filepath.Join(kerneltest.CiliumTestdata(t), name+"-"+end+".elf")
-			tgt := obj
-			if name == "relocs_read" {
-				tgt = filepath.Join(kerneltest.CiliumTestdata(t), "relocs_read_tgt-"+end+".elf")
-			}
-			t.Run(filepath.Base(obj), func(t *testing.T) {
-				data := elfBTF(t, tgt)
-				raw, err := rawbtf.Parse(data, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				minimizeAndVerify(t, []string{obj}, raw, full)
-			})
-		}
-	}
+	forCiliumObjects(t, []string{"relocs", "relocs_enum", "relocs_read", "tags"}, func(t *testing.T, obj string, raw *rawbtf.Spec, full *btf.Spec) {
+		minimizeAndVerify(t, []string{obj}, raw, full)
+	})
 }
