@@ -12,17 +12,10 @@ import (
 // succeed; with it, nothing changes.
 func TestMinimizeRechecksMismatches(t *testing.T) {
 	const obj = "testdata/voidptr-el.o"
-	objs, err := Load(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
-			res, err := Match(objs, []*rawbtf.Spec{raw})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := matchObjects(t, []string{obj}, raw)
 			verify := func(blob []byte) []Mismatch { return verifyBlob(t, []string{obj}, full, blob) }
 
 			naive, err := build(res, nil)
@@ -48,17 +41,11 @@ func TestMinimizeRechecksMismatches(t *testing.T) {
 // Without the padding members and enumerators the oracle sees them fail.
 func TestMinimizeKeepsCounts(t *testing.T) {
 	const obj = "testdata/counts-el.o"
-	objs, err := Load(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
-			res, err := Match(objs, []*rawbtf.Spec{raw})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := matchObjects(t, []string{obj}, raw)
+			objs := res.Objects
 			for j, o := range res.Outcomes[0] {
 				if o.Status != Resolved || o.Target != 1 {
 					t.Fatalf("%v: %v %d, want a match", &objs[0].Relocations[j], o.Status, o.Target)
@@ -90,17 +77,10 @@ func TestMinimizeKeepsCounts(t *testing.T) {
 // member after it, or the error would vanish.
 func TestMinimizeKeepsFlexArrayNotLast(t *testing.T) {
 	const obj = "testdata/flexarray-el.o"
-	objs, err := Load(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
-			res, err := Match(objs, []*rawbtf.Spec{raw})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := matchObjects(t, []string{obj}, raw)
 			if o := res.Outcomes[0][0]; o.Status != Failed {
 				t.Fatalf("outcome %v, want failed", o.Status)
 			}
