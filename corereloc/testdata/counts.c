@@ -14,20 +14,7 @@
  * Both match on every testdata kernel; corereloc.Minimize must keep as
  * many target members and enumerators as the local types have.
  */
-/* What <linux/types.h> would give, without the host's <asm/types.h>. */
-typedef unsigned char __u8;
-typedef short __s16;
-typedef unsigned short __u16;
-typedef int __s32;
-typedef unsigned int __u32;
-typedef long long __s64;
-typedef unsigned long long __u64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
+#include "../../testdata/objects/prelude.h"
 
 struct sk_buff___anon {
 	union {};

@@ -9,20 +9,7 @@
  * nothing else. A minimized BTF that pointed mm to void would make the
  * match succeed: corereloc.Minimize must notice and keep mm_struct.
  */
-/* What <linux/types.h> would give, without the host's <asm/types.h>. */
-typedef unsigned char __u8;
-typedef short __s16;
-typedef unsigned short __u16;
-typedef int __s32;
-typedef unsigned int __u32;
-typedef long long __s64;
-typedef unsigned long long __u64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
+#include "../../testdata/objects/prelude.h"
 
 struct mm_struct;
 
