@@ -148,13 +148,13 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 	if err != nil {
 		return fmt.Errorf("oracle: cilium/ebpf reads the minimized vmlinux BTF: %w", err)
 	}
+	minModules, err := runtime.LoadModules(e.Modules, e.VMLinux, min)
+	if err != nil {
+		return fmt.Errorf("oracle: relocate minimized modules onto minimized vmlinux: %w", err)
+	}
 	minTargets := []*btf.Spec{min}
 	for _, m := range e.Modules {
-		spec, err := runtime.LoadModule(m, e.VMLinux, min)
-		if err != nil {
-			return fmt.Errorf("oracle: relocate minimized module %s onto minimized vmlinux: %w", m.Name, err)
-		}
-		minTargets = append(minTargets, spec)
+		minTargets = append(minTargets, minModules[m.Name])
 	}
 
 	var mismatches []corereloc.Mismatch

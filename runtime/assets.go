@@ -199,11 +199,9 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.
 		}
 		mods = append(mods, mod)
 	}
-	specs := make(map[string]*btf.Spec, len(mods))
-	for _, m := range mods {
-		if specs[m.Name], err = LoadModule(m, raw, spec); err != nil {
-			return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.key, m.Name, err)
-		}
+	specs, err := LoadModules(mods, raw, spec)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.key, err)
 	}
 	return spec, mods, specs, nil
 }

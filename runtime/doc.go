@@ -48,7 +48,7 @@
 // Split BTF without a distilled base is read directly over the entry's
 // vmlinux. Split BTF with a distilled base (.BTF.base, which the generator
 // writes for every module) is relocated onto the selected vmlinux BTF with
-// package distill (libbpf's btf__relocate), see LoadModule: onto the
+// package distill (libbpf's btf__relocate), see LoadModules: onto the
 // embedded vmlinux, or onto the kernel's own when the kernel has vmlinux
 // BTF but none for the module. The raw parts are in Selection.ModuleBTF.
 //

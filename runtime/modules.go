@@ -10,26 +10,43 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// LoadModule reads an embedded module's BTF over a vmlinux BTF, for
-// ebpf.ProgramOptions.ExtraRelocationTargets. Split BTF without a distilled
-// base is read as it is; split BTF with one is first relocated onto the
-// vmlinux BTF (distill.Relocate, the semantics of libbpf's btf__relocate),
-// so one embedded module serves whichever vmlinux BTF was selected.
-// vmlinux must have been loaded from vmlinuxRaw.
+// LoadModules reads embedded modules' BTF over a vmlinux BTF, for
+// ebpf.ProgramOptions.ExtraRelocationTargets, keyed by module name. Split
+// BTF without a distilled base is read as it is; split BTF with one is
+// first relocated onto the vmlinux BTF (distill.Relocate, the semantics of
+// libbpf's btf__relocate), so one embedded module serves whichever vmlinux
+// BTF was selected. vmlinux must have been loaded from vmlinuxRaw, which
+// is parsed once for all modules, and only if one needs relocating.
 //
-// The module is read over its own copy of vmlinux: cilium/ebpf v0.22
+// Each module is read over its own copy of vmlinux: cilium/ebpf v0.22
 // decodes a split spec's base types under the split's lock, not the
 // base's, so a base shared with other users races with them (found with
 // go test -race, TestModulesConcurrent).
-func LoadModule(m Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (*btf.Spec, error) {
-	vmlinux = vmlinux.Copy()
-	if m.Base == nil {
-		return btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux)
+func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[string]*btf.Spec, error) {
+	specs := make(map[string]*btf.Spec, len(mods))
+	var base *rawbtf.Spec
+	for _, m := range mods {
+		var spec *btf.Spec
+		var err error
+		if m.Base == nil {
+			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux.Copy())
+		} else {
+			if base == nil {
+				if base, err = rawbtf.Parse(vmlinuxRaw, nil); err != nil {
+					return nil, fmt.Errorf("vmlinux BTF: %w", err)
+				}
+			}
+			spec, err = relocateModule(m, base, vmlinux.Copy())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("module %s: %w", m.Name, err)
+		}
+		specs[m.Name] = spec
 	}
-	base, err := rawbtf.Parse(vmlinuxRaw, nil)
-	if err != nil {
-		return nil, fmt.Errorf("vmlinux BTF: %w", err)
-	}
+	return specs, nil
+}
+
+func relocateModule(m Module, base *rawbtf.Spec, vmlinux *btf.Spec) (*btf.Spec, error) {
 	dist, err := rawbtf.Parse(m.Base, nil)
 	if err != nil {
 		return nil, fmt.Errorf("distilled base BTF: %w", err)

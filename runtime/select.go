@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -266,26 +267,28 @@ func (a *Assets) embeddedModules(sel *Selection, vmlinuxPath string) error {
 	if _, _, err := a.load(e); err != nil {
 		return err
 	}
-	var kernelRaw []byte
+	var lacking []Module
 	for _, m := range e.modRaw {
-		if _, ok := sel.Modules[m.Name]; ok || m.Base == nil {
-			continue
+		if _, ok := sel.Modules[m.Name]; !ok && m.Base != nil {
+			lacking = append(lacking, m)
 		}
-		if kernelRaw == nil {
-			if kernelRaw, err = os.ReadFile(vmlinuxPath); err != nil {
-				return err
-			}
-		}
-		spec, err := LoadModule(m, kernelRaw, sel.Spec)
-		if err != nil {
-			return fmt.Errorf("embedded BTF for %s: module %s onto the kernel's BTF: %w", e.key, m.Name, err)
-		}
-		if sel.Modules == nil {
-			sel.Modules = map[string]*btf.Spec{}
-		}
-		sel.Modules[m.Name] = spec
-		sel.ModuleBTF = append(sel.ModuleBTF, m)
 	}
+	if len(lacking) == 0 {
+		return nil
+	}
+	kernelRaw, err := os.ReadFile(vmlinuxPath)
+	if err != nil {
+		return err
+	}
+	specs, err := LoadModules(lacking, kernelRaw, sel.Spec)
+	if err != nil {
+		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.key, err)
+	}
+	if sel.Modules == nil {
+		sel.Modules = map[string]*btf.Spec{}
+	}
+	maps.Copy(sel.Modules, specs)
+	sel.ModuleBTF = append(sel.ModuleBTF, lacking...)
 	return nil
 }
 
