@@ -22,6 +22,41 @@
 // where the host's / is mounted. A corrupt payload gives an error wrapping
 // ErrCorrupt, never a panic.
 //
+// # Selection outcomes
+//
+// Select returns a Selection or an error, never both and never neither,
+// whatever the host's files are. Paths are under HostRoot.
+//
+//   - sys/kernel/btf/vmlinux is a readable regular file with valid BTF:
+//     SourceKernel. os-release does not matter, even if it is missing,
+//     unreadable or not a regular file.
+//   - sys/kernel/btf is missing, or has no vmlinux (a kernel built without
+//     CONFIG_DEBUG_INFO_BTF, or older than 5.x): the embedded BTF, as below.
+//   - vmlinux exists but cannot be used (unreadable, corrupt, empty, a
+//     FIFO, directory, device or symlink): the embedded BTF; if there is
+//     none either, the error joins both reasons. Files are checked with
+//     lstat and opened non-blocking, so a FIFO never hangs Select.
+//   - The release is embedded once: that entry, whatever the distribution
+//     os-release names (a release string names one build).
+//   - The release is embedded for several distributions: os-release's ID
+//     picks, then each ID_LIKE in order (an entry for ubuntu serves
+//     linuxmint, whose ID_LIKE names ubuntu), then VERSION_ID. Entries that
+//     carry the same BTF need no choice. When os-release is missing,
+//     unreadable or names none of them, the error (ErrKernelNotSupported)
+//     lists the distributions embedded and, if os-release could not be
+//     read, why.
+//   - The release is not embedded: an error wrapping ErrKernelNotSupported
+//     naming arch, release and distribution.
+//
+// Module BTF files of the kernel (sys/kernel/btf/<module>) follow the same
+// rules; one that exists but cannot be used makes the kernel's BTF
+// unusable, and the embedded entry (which carries the module) is used.
+//
+// Program types that attach by BTF ID (tp_btf, fentry, fexit, fmod_ret,
+// lsm, iter, struct_ops) need the kernel's own BTF to attach and cannot
+// run on a kernel without it, whatever BTF is embedded: embedded BTF
+// serves CO-RE relocations only.
+//
 // # Payload format
 //
 // A fixed header (magic "BTFEMBED", format version, CRC-32C of the rest)

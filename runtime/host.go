@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,55 +15,101 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hostKey describes the running kernel: architecture and release from
-// uname, distribution from os-release under root, each unless overridden.
-func hostKey(opts *SelectOptions) (Key, error) {
-	k := Key{Arch: opts.Arch, Release: opts.Release, Distro: opts.Distro, Version: opts.Version}
-	if k.Arch == "" || k.Release == "" {
-		var u unix.Utsname
-		if err := unix.Uname(&u); err != nil {
-			return Key{}, fmt.Errorf("uname: %w", err)
-		}
-		if k.Arch == "" {
-			k.Arch = unix.ByteSliceToString(u.Machine[:])
-		}
-		if k.Release == "" {
-			k.Release = unix.ByteSliceToString(u.Release[:])
-		}
-	}
-	k.Arch, _ = NormalizeArch(k.Arch)
-	if k.Distro == "" && k.Version == "" {
-		id, version, err := readOSRelease(opts.HostRoot)
-		if err != nil {
-			return Key{}, err
-		}
-		k.Distro, k.Version = id, version
-	}
-	return k, nil
+// maxOSRelease bounds how much of an os-release file is read: real ones
+// are a few hundred bytes.
+const maxOSRelease = 64 << 10
+
+// host is what Select learns about the running system.
+type host struct {
+	key Key
+	// idLike is os-release's ID_LIKE: distributions to fall back on, in
+	// order, when no embedded entry names the host's own ID.
+	idLike []string
+	// osReleaseErr is why os-release could not be read, if it could not.
+	// It only matters when the embedded entries of the release differ by
+	// distribution; a selection that does not need it succeeds.
+	osReleaseErr error
 }
 
-// readOSRelease returns ID and VERSION_ID from root/etc/os-release, or
-// root/usr/lib/os-release as os-release(5) prescribes. A system without
-// either file gives empty strings.
-func readOSRelease(root string) (id, version string, err error) {
+// hostInfo describes the running kernel: architecture and release from
+// uname, distribution from os-release under root, each unless overridden.
+func hostInfo(opts *SelectOptions) (host, error) {
+	h := host{key: Key{Arch: opts.Arch, Release: opts.Release, Distro: opts.Distro, Version: opts.Version}}
+	if h.key.Arch == "" || h.key.Release == "" {
+		var u unix.Utsname
+		if err := unix.Uname(&u); err != nil {
+			return host{}, fmt.Errorf("uname: %w", err)
+		}
+		if h.key.Arch == "" {
+			h.key.Arch = unix.ByteSliceToString(u.Machine[:])
+		}
+		if h.key.Release == "" {
+			h.key.Release = unix.ByteSliceToString(u.Release[:])
+		}
+	}
+	h.key.Arch, _ = NormalizeArch(h.key.Arch)
+	if h.key.Distro == "" && h.key.Version == "" {
+		rel, err := readOSRelease(opts.HostRoot)
+		h.key.Distro, h.key.Version, h.idLike, h.osReleaseErr = rel.id, rel.version, rel.idLike, err
+	}
+	return h, nil
+}
+
+type osRelease struct {
+	id, version string
+	idLike      []string
+}
+
+// readOSRelease reads root/etc/os-release, or root/usr/lib/os-release as
+// os-release(5) prescribes. A system without either gives the zero value
+// and no error; one that cannot be read (not a regular file, unreadable)
+// gives an error naming the file.
+func readOSRelease(root string) (osRelease, error) {
 	for _, p := range []string{"etc/os-release", "usr/lib/os-release"} {
 		path := filepath.Join(rootDir(root), p)
-		b, err := os.ReadFile(path)
+		b, err := readRegular(path, maxOSRelease)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("read os-release: %w", err)
+			return osRelease{}, fmt.Errorf("os-release: %w", err)
 		}
-		id, version := parseOSRelease(b)
-		return id, version, nil
+		return parseOSRelease(b), nil
 	}
-	return "", "", nil
+	return osRelease{}, nil
 }
 
-// parseOSRelease extracts ID and VERSION_ID from os-release content: lines
-// of KEY=value, values optionally quoted shell-style.
-func parseOSRelease(b []byte) (id, version string) {
+// readRegular reads at most limit bytes of path, which must be a regular
+// file (os-release may be a symlink to one, as on most distributions).
+// It never blocks on a FIFO or device: the file is opened non-blocking and
+// checked with fstat before it is read.
+func readRegular(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// parseOSRelease extracts ID, VERSION_ID and ID_LIKE from os-release
+// content: lines of KEY=value, values optionally quoted shell-style.
+func parseOSRelease(b []byte) osRelease {
+	var r osRelease
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		key, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
@@ -82,12 +129,14 @@ func parseOSRelease(b []byte) (id, version string) {
 		}
 		switch key {
 		case "ID":
-			id = val
+			r.id = val
 		case "VERSION_ID":
-			version = val
+			r.version = val
+		case "ID_LIKE":
+			r.idLike = strings.Fields(val)
 		}
 	}
-	return id, version
+	return r
 }
 
 func rootDir(root string) string {

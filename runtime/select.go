@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cilium/ebpf/btf"
 )
@@ -115,43 +117,46 @@ type SelectOptions struct {
 	Arch, Release, Distro, Version string
 }
 
-// Select chooses BTF for the running kernel: the kernel's own
-// /sys/kernel/btf/vmlinux when present (unless opts.ForceEmbedded), else the
-// embedded entry for the kernel's architecture and release, disambiguated
-// by os-release ID and VERSION_ID when several distributions share the
-// release. It returns an error wrapping ErrKernelNotSupported (a
-// *NotSupportedError) when there is neither. If the kernel's BTF exists but
-// cannot be read, the embedded BTF is used, and both errors are returned if
-// there is none. The embedded BTF is decompressed and parsed once; later
-// calls share it.
+// Select chooses BTF for the running kernel. It returns a Selection or an
+// error, never neither; see the package documentation for every outcome.
+//
+// In order: the kernel's own /sys/kernel/btf/vmlinux when it exists
+// (unless opts.ForceEmbedded); else the embedded entry for the kernel's
+// architecture and release, told apart by os-release ID (then ID_LIKE) and
+// VERSION_ID when several distributions ship the release with different
+// BTF; else an error wrapping ErrKernelNotSupported (a *NotSupportedError).
+// Kernel BTF that exists but cannot be used (unreadable, not a regular
+// file, corrupt) falls back to the embedded BTF; if there is none either,
+// both errors are returned. The embedded BTF is decompressed and parsed
+// once; later calls share it.
 func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if opts == nil {
 		opts = &SelectOptions{}
 	}
-	key, err := hostKey(opts)
+	h, err := hostInfo(opts)
 	if err != nil {
 		return nil, err
 	}
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(key, opts.HostRoot)
-		if sel != nil || err == nil {
-			return sel, err
+		sel, err := a.kernelSelection(h, opts.HostRoot)
+		if err == nil {
+			return sel, nil
 		}
-		kernelErr = err
+		if !errors.Is(err, errNoKernelBTF) {
+			kernelErr = fmt.Errorf("kernel BTF: %w", err)
+		}
 	}
-	e, err := a.match(key)
+	e, err := a.match(h)
 	if err != nil {
-		if kernelErr != nil {
-			return nil, errors.Join(kernelErr, err)
-		}
-		return nil, err
+		return nil, errors.Join(kernelErr, err)
 	}
 	return a.selection(e)
 }
 
-// match finds the entry for key among those of its arch and release.
-func (a *Assets) match(key Key) (*assetEntry, error) {
+// match finds the entry for the host among those of its arch and release.
+func (a *Assets) match(h host) (*assetEntry, error) {
+	key := h.key
 	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.Compare)
 	hi := lo
 	for hi < len(a.entries) && a.entries[hi].key.Arch == key.Arch && a.entries[hi].key.Release == key.Release {
@@ -170,7 +175,13 @@ func (a *Assets) match(key Key) (*assetEntry, error) {
 	for i := range cands {
 		all[i] = &cands[i]
 	}
-	byDistro := filterEntries(all, func(k Key) bool { return strings.EqualFold(k.Distro, key.Distro) })
+	var byDistro []*assetEntry
+	for _, id := range append([]string{key.Distro}, h.idLike...) {
+		byDistro = filterEntries(all, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
+		if len(byDistro) > 0 {
+			break
+		}
+	}
 	if len(byDistro) == 1 {
 		return byDistro[0], nil
 	}
@@ -196,8 +207,11 @@ func (a *Assets) match(key Key) (*assetEntry, error) {
 	for i := range cands {
 		have = append(have, strings.TrimSpace(cands[i].key.Distro+" "+cands[i].key.Version))
 	}
-	return nil, &NotSupportedError{Key: key, Embedded: len(a.entries),
-		Reason: fmt.Sprintf("release is embedded for %s; os-release does not pick one", strings.Join(have, ", "))}
+	reason := fmt.Sprintf("release is embedded for %s; os-release does not pick one", strings.Join(have, ", "))
+	if h.osReleaseErr != nil {
+		reason = fmt.Sprintf("release is embedded for %s; %v", strings.Join(have, ", "), h.osReleaseErr)
+	}
+	return nil, &NotSupportedError{Key: key, Embedded: len(a.entries), Reason: reason}
 }
 
 func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
@@ -210,38 +224,53 @@ func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
 	return out
 }
 
-// kernelSelection loads the kernel's own BTF, or returns nil, nil when the
-// kernel has none. Modules come from the kernel too; one the kernel has no
-// BTF for (CONFIG_DEBUG_INFO_BTF_MODULES off) is taken from the matching
-// embedded entry, if any, and relocated onto the kernel's vmlinux BTF.
-func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
+// errNoKernelBTF is kernelSelection's answer for a kernel without
+// /sys/kernel/btf/vmlinux: the one case that quietly falls back to the
+// embedded BTF.
+var errNoKernelBTF = errors.New("kernel has no BTF")
+
+// maxKernelBTF bounds the size of a kernel's vmlinux or module BTF file
+// that Select reads: vmlinux BTF is under 16 MiB today.
+const maxKernelBTF = 256 << 20
+
+// kernelSelection loads the kernel's own BTF, or returns errNoKernelBTF
+// when the kernel has none. Modules come from the kernel too; one the
+// kernel has no BTF for (CONFIG_DEBUG_INFO_BTF_MODULES off) is taken from
+// the matching embedded entry, if any, and relocated onto the kernel's
+// vmlinux BTF. Every file is checked to be a regular file before it is
+// opened, and opened non-blocking, so a FIFO or device cannot hang Select.
+func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
-	if _, err := os.Stat(vmlinux); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	present, err := kernelFile(vmlinux)
+	if err != nil {
+		return nil, err
+	}
+	if !present {
+		return nil, errNoKernelBTF
 	}
 	var spec *btf.Spec
-	var err error
-	if root == "" || root == "/" {
+	if rootDir(root) == "/" {
+		// cilium/ebpf caches this spec and uses it itself when
+		// KernelTypes is nil, so there is one copy in the process.
 		spec, err = btf.LoadKernelSpec()
 	} else {
-		spec, err = btf.LoadSpec(vmlinux)
+		spec, err = loadKernelFile(vmlinux, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", vmlinux, err)
 	}
-	sel := &Selection{Source: SourceKernel, Key: key, Spec: spec, root: root}
-	for _, name := range a.moduleNames(key.Arch) {
+	sel := &Selection{Source: SourceKernel, Key: h.key, Spec: spec, root: root}
+	for _, name := range a.moduleNames(h.key.Arch) {
 		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		present, err := kernelFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if !present {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("open module BTF: %w", err)
-		}
-		mod, err := btf.LoadSplitSpecFromReader(f, spec)
-		f.Close()
+		mod, err := loadKernelFile(path, spec)
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", path, err)
 		}
@@ -250,17 +279,43 @@ func (a *Assets) kernelSelection(key Key, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(sel, vmlinux); err != nil {
+	if err := a.embeddedModules(h, sel, vmlinux); err != nil {
 		return nil, err
 	}
 	return sel, nil
 }
 
+// kernelFile says whether path exists, and fails if it exists but is not
+// a regular file.
+func kernelFile(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return true, nil
+}
+
+// loadKernelFile parses a kernel BTF file, split over base if base is not
+// nil.
+func loadKernelFile(path string, base *btf.Spec) (*btf.Spec, error) {
+	b, err := readRegular(path, maxKernelBTF)
+	if err != nil {
+		return nil, err
+	}
+	return btf.LoadSplitSpecFromReader(bytes.NewReader(b), base)
+}
+
 // embeddedModules adds to a SourceKernel selection the distilled modules
 // of the matching embedded entry that the kernel lacks, relocated onto the
 // kernel's vmlinux BTF, read from vmlinuxPath only if one is needed.
-func (a *Assets) embeddedModules(sel *Selection, vmlinuxPath string) error {
-	e, err := a.match(sel.Key)
+func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) error {
+	e, err := a.match(h)
 	if err != nil || len(e.modules) == 0 {
 		return nil // nothing embedded for this kernel
 	}
@@ -276,7 +331,7 @@ func (a *Assets) embeddedModules(sel *Selection, vmlinuxPath string) error {
 	if len(lacking) == 0 {
 		return nil
 	}
-	kernelRaw, err := os.ReadFile(vmlinuxPath)
+	kernelRaw, err := readRegular(vmlinuxPath, maxKernelBTF)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 // other BTF (6.12's), 6.1.0-57-arm64 also by "raspbian" with the same BTF,
 // and 6.1.0-50-cloud-amd64 by debian 12 and 12.5 with the same BTF and by
 // ubuntu with other BTF.
-func selectPayload(t *testing.T) (*Assets, map[string]Entry) {
+func selectPayload(t testing.TB) (*Assets, map[string]Entry) {
 	t.Helper()
 	byRelease := map[string]Entry{}
 	for _, e := range testEntries(t) {
@@ -156,16 +156,19 @@ func TestSelectRunningKernel(t *testing.T) {
 }
 
 func TestParseOSRelease(t *testing.T) {
-	for _, c := range []struct{ in, id, version string }{
-		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "12"},
-		{"NAME=\"Amazon Linux\"\nID=\"amzn\"\nVERSION_ID=\"2\"\nID_LIKE=\"centos rhel fedora\"\n", "amzn", "2"},
-		{"ID=arch\nBUILD_ID=rolling\n", "arch", ""},
-		{"  ID='opensuse-leap'  \n# comment\nVERSION_ID=15.5", "opensuse-leap", "15.5"},
-		{"garbage\n=\nID=\"unterminated\n", "\"unterminated", ""},
+	for _, c := range []struct {
+		in, id, version string
+		idLike          []string
+	}{
+		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "12", nil},
+		{"NAME=\"Amazon Linux\"\nID=\"amzn\"\nVERSION_ID=\"2\"\nID_LIKE=\"centos rhel fedora\"\n", "amzn", "2", []string{"centos", "rhel", "fedora"}},
+		{"ID=arch\nBUILD_ID=rolling\n", "arch", "", nil},
+		{"  ID='opensuse-leap'  \n# comment\nVERSION_ID=15.5", "opensuse-leap", "15.5", nil},
+		{"garbage\n=\nID=\"unterminated\n", "\"unterminated", "", nil},
 	} {
-		id, version := parseOSRelease([]byte(c.in))
-		if id != c.id || version != c.version {
-			t.Errorf("parseOSRelease(%q) = %q, %q, want %q, %q", c.in, id, version, c.id, c.version)
+		r := parseOSRelease([]byte(c.in))
+		if r.id != c.id || r.version != c.version || !slices.Equal(r.idLike, c.idLike) {
+			t.Errorf("parseOSRelease(%q) = %+v, want %q, %q, %q", c.in, r, c.id, c.version, c.idLike)
 		}
 	}
 }
