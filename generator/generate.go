@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,14 @@ type Args struct {
 	// Progress receives progress while kernels are processed; nil for
 	// none.
 	Progress Progress
+	// CacheDir is the directory of the cache that spares a rerun the
+	// kernels it has seen (see internal/cache); "" runs without one. The
+	// command takes it from $BTFEMBED_CACHE.
+	CacheDir string
+	// Shard and Shards process only the kernels of one shard out of
+	// Shards (corpus.ShardOf); Result.WritePart writes what Merge joins.
+	// Shards 0 processes the whole corpus.
+	Shard, Shards int
 }
 
 // Result is the output of Generate.
@@ -41,6 +50,9 @@ type Result struct {
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
+
+	results []*kernelResult // sorted by key
+	shard   shardInfo
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -58,9 +70,18 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if len(args.Corpus) == 0 {
 		return nil, errors.New("no corpus given")
 	}
+	if args.Shards < 0 || args.Shards > 0 && (args.Shard < 0 || args.Shard >= args.Shards) {
+		return nil, fmt.Errorf("shard %d of %d does not exist", args.Shard, args.Shards)
+	}
 	objs, err := loadObjects(args.Objects)
 	if err != nil {
 		return nil, err
+	}
+	var kc *kernelCache
+	if args.CacheDir != "" {
+		if kc, err = openKernelCache(args.CacheDir, objs); err != nil {
+			return nil, err
+		}
 	}
 	workers := args.Workers
 	if workers <= 0 {
@@ -84,7 +105,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	for range workers {
 		wg.Go(func() {
 			for k := range jobs {
-				kr, err := objs.process(k)
+				kr, err := objs.processCached(kc, k)
 				if err != nil {
 					cancel(fmt.Errorf("kernel %s (%s): %w", k.Key, k.Path, err))
 					progress.Done(k.Key.String(), err)
@@ -98,7 +119,13 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		})
 	}
 
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels, Found: progress.Total}
+	opts := &corpus.Options{
+		Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels,
+		Found: progress.Total, Shard: args.Shard, Shards: args.Shards,
+	}
+	if kc != nil {
+		opts.ReadEntry = kc.readEntry
+	}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
@@ -127,10 +154,26 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if readErr != nil {
 		return nil, readErr
 	}
-	if len(results) == 0 {
+	if len(results) == 0 && args.Shards <= 1 {
 		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
 	}
+	res, err := assemble(args.Objects, results, skipped)
+	if err != nil {
+		return nil, err
+	}
+	res.shard = shardInfo{Shard: args.Shard, Shards: max(args.Shards, 1)}
+	if kc != nil {
+		res.Report.CachedResults = int(kc.resultHits.Load())
+		res.Report.CachedBTF = int(kc.btfHits.Load())
+	}
+	res.Report.Duration = time.Since(start)
+	return res, nil
+}
 
+// assemble sorts the kernels' results, refuses a kernel found twice, and
+// encodes the payload and the report; Generate and Merge share it, so a
+// merge of shards gives the bytes one run gives.
+func assemble(objects []string, results []*kernelResult, skipped []Skipped) (*Result, error) {
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
 	for i := 1; i < len(results); i++ {
 		if results[i].entry.Key == results[i-1].entry.Key {
@@ -138,8 +181,11 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 				results[i].entry.Key, results[i-1].report.Path, results[i].report.Path)
 		}
 	}
+	// Skipped entries come from the corpus stream in an order that
+	// depends on which kernels share the run; sorted, they do not.
+	slices.SortStableFunc(skipped, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	entries := make([]btfruntime.Entry, len(results))
-	report := &Report{Objects: args.Objects, Skipped: skipped}
+	report := &Report{Objects: objects, Skipped: skipped}
 	blobs := map[string]bool{}
 	for i, r := range results {
 		entries[i] = r.entry
@@ -152,8 +198,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()
-	report.Duration = time.Since(start)
-	return &Result{Payload: payload.Bytes(), Report: report}, nil
+	return &Result{Payload: payload.Bytes(), Report: report, results: results}, nil
 }
 
 // Progress is told how many corpus entries there are, then about each as

@@ -22,6 +22,8 @@ type objects struct {
 	relos []*corereloc.Object    // relocations, for matching
 	colls []*ebpf.CollectionSpec // programs, for the oracle
 	local []string               // essential names of every relocated local type
+	// objectOf maps every relocation to the index of its object.
+	objectOf map[*corereloc.Relocation]int
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -29,10 +31,11 @@ func loadObjects(paths []string) (*objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &objects{names: paths, relos: relos}
+	o := &objects{names: paths, relos: relos, objectOf: map[*corereloc.Relocation]int{}}
 	seen := map[string]bool{}
-	for _, obj := range relos {
-		for _, r := range obj.Relocations {
+	for i, obj := range relos {
+		for j, r := range obj.Relocations {
+			o.objectOf[&obj.Relocations[j]] = i
 			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
 				seen[name] = true
 				o.local = append(o.local, name)
@@ -54,6 +57,24 @@ func loadObjects(paths []string) (*objects, error) {
 type kernelResult struct {
 	entry  runtime.Entry
 	report KernelReport
+	rows   []objectRows // the report's rows, object by object
+}
+
+// processCached is process through the cache: a kernel whose result the
+// cache holds is not processed, and a new result is stored once it is
+// verified. kc may be nil.
+func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
+	if kc == nil {
+		return o.process(k)
+	}
+	if kr, ok := kc.cached(o, k); ok {
+		return kr, nil
+	}
+	kr, err := o.process(k)
+	if err == nil {
+		kc.store(k, kr)
+	}
+	return kr, err
 }
 
 // process minimizes, distills and verifies one kernel.
@@ -90,9 +111,11 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
 	}
 
+	rows := o.rows(res)
 	kr := &kernelResult{
 		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: minVmlinux},
-		report: o.report(k, res, minSpec),
+		report: report(k.Key, k.Path, int(minSpec.NextID()-1), len(minSpec.Raw()), rows),
+		rows:   rows,
 	}
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -32,6 +31,12 @@ type Report struct {
 	Blobs        int           `json:"blobs"`
 	PayloadBytes int           `json:"payload_bytes"`
 	Duration     time.Duration `json:"-"`
+	// CachedResults counts kernels whose result came from the cache,
+	// CachedBTF kernels whose BTF did (and were minimized and verified
+	// again). Neither is in the JSON, which is the same with a cache
+	// or without.
+	CachedResults int `json:"-"`
+	CachedBTF     int `json:"-"`
 }
 
 // KernelReport is one kernel's coverage.
@@ -81,34 +86,54 @@ type Skipped struct {
 	Error string `json:"error"`
 }
 
-func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
-	kr := KernelReport{
-		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
-		Path:  k.Path,
-		Types: int(min.NextID() - 1),
-		Bytes: len(min.Raw()),
-	}
+// objectRows are one object's report rows on one kernel.
+type objectRows struct {
+	Unresolved    []Relocation
+	KernelTypeIDs []Relocation
+}
+
+// rows lists, object by object, the relocations that do not resolve and
+// those that need the kernel's own type IDs.
+func (o *objects) rows(res *corereloc.Result) []objectRows {
+	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
 			out := res.Outcomes[i][j]
+			if out.Status == corereloc.Resolved {
+				continue
+			}
 			rel := Relocation{
 				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+				Status: statusWord(out),
 			}
-			if out.Status != corereloc.Resolved {
-				rel.Status = statusWord(out)
-				if out.Err != nil {
-					rel.Reason = out.Err.Error()
-				}
-				kr.Unresolved = append(kr.Unresolved, rel)
+			if out.Err != nil {
+				rel.Reason = out.Err.Error()
 			}
+			rows[i].Unresolved = append(rows[i].Unresolved, rel)
 		}
 	}
 	for _, r := range res.KernelTypeIDs() {
-		kr.KernelTypeIDs = append(kr.KernelTypeIDs, Relocation{
-			Object: r.Object, Section: r.Section, InsnOff: r.InsnOff,
+		i := o.objectOf[r]
+		rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, Relocation{
+			Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 		})
+	}
+	return rows
+}
+
+// report is a kernel's coverage: the size of its minimized vmlinux BTF
+// and the rows of every
+// object, in object order.
+func report(k corpus.Key, path string, types, bytes int, rows []objectRows) KernelReport {
+	kr := KernelReport{
+		Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version,
+		Path: path, Types: types, Bytes: bytes,
+	}
+	for _, r := range rows {
+		kr.Unresolved = append(kr.Unresolved, r.Unresolved...)
+		kr.KernelTypeIDs = append(kr.KernelTypeIDs, r.KernelTypeIDs...)
 	}
 	return kr
 }

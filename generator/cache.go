@@ -1,0 +1,346 @@
+package generator
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	rtdebug "runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/runtime"
+)
+
+// kernelCache is the cache as one Generate run uses it. Two kinds of
+// entries, both keyed through kernelDigest, which hashes the tool, the
+// kernel file's and module files' names and contents and the key the
+// path gives:
+//
+//   - the kernel's BTF as read and validated (vmlinux and modules, zstd
+//     compressed), so a kernel is not decompressed from xz again;
+//   - the kernel's result for the objects (minimized and distilled blobs,
+//     the report rows), stored only once the oracle accepted it, under the
+//     kernel digest and the objects' digest, so a kernel whose result is
+//     cached is not even read.
+//
+// The objects' digest covers what minimization and the oracle depend on:
+// the contents of every object that has CO-RE relocations, in order of
+// first appearance, with duplicates dropped. Match resolves relocations
+// object by object (groups never span objects), minimization keeps the
+// union of what every relocation read, and the oracle relocates each
+// program of each object on its own, so a duplicate object or one without
+// CO-RE relocations changes neither blob nor verdict: adding one hits.
+// Any other change to an object misses, whole: correctness is worth more
+// than finer reuse. Report rows are stored per distinct object and given
+// the current object names when read back.
+type kernelCache struct {
+	c       *cache.Cache
+	tool    []byte // digest of the running btfembed and its dependencies
+	objects []byte // digest of the distinct objects with relocations
+	unitOf  []int  // per object, its index among the distinct ones; -1 if it has no relocations
+	units   int
+
+	// pending maps a kernel's path to its digest while it is processed,
+	// for the result to be stored under; hits maps it to a cached result.
+	pending, hits sync.Map
+
+	resultHits, btfHits atomic.Int64
+}
+
+func openKernelCache(dir string, objs *objects) (*kernelCache, error) {
+	c, err := cache.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	tool, err := toolDigest(c)
+	if err != nil {
+		return nil, err
+	}
+	kc := &kernelCache{c: c, tool: tool[:], unitOf: make([]int, len(objs.names))}
+	seen := map[cache.Key]int{}
+	var parts [][]byte
+	for i, obj := range objs.relos {
+		kc.unitOf[i] = -1
+		if len(obj.Relocations) == 0 {
+			continue
+		}
+		d, err := c.FileDigest(objs.names[i])
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		u, ok := seen[d]
+		if !ok {
+			u = len(seen)
+			seen[d] = u
+			parts = append(parts, d[:])
+		}
+		kc.unitOf[i] = u
+	}
+	kc.units = len(seen)
+	d := cache.NewKey(parts...)
+	kc.objects = d[:]
+	return kc, nil
+}
+
+// toolDigest identifies the code that computes cache entries. A released
+// btfembed is identified by its build information: module versions and
+// checksums of it and of every dependency, and the Go version. A
+// development build (the main module, or a replaced one) by that and the
+// contents of the executable, so a rebuilt btfembed does not read entries
+// an older build wrote.
+func toolDigest(c *cache.Cache) (cache.Key, error) {
+	bi, ok := rtdebug.ReadBuildInfo()
+	if !ok {
+		return cache.Key{}, fmt.Errorf("cache: no build information in the executable")
+	}
+	parts := [][]byte{[]byte("btfembed tool"), []byte(bi.String())}
+	if !released(bi) {
+		exe, err := os.Executable()
+		if err != nil {
+			return cache.Key{}, fmt.Errorf("cache: %w", err)
+		}
+		d, err := c.FileDigest(exe)
+		if err != nil {
+			return cache.Key{}, fmt.Errorf("cache: %w", err)
+		}
+		parts = append(parts, d[:])
+	}
+	return cache.NewKey(parts...), nil
+}
+
+// released reports whether btfembed is a versioned, checksummed
+// dependency of the running executable.
+func released(bi *rtdebug.BuildInfo) bool {
+	const self = "github.com/btfembed/btfembed"
+	for _, m := range bi.Deps {
+		if m.Path == self {
+			return m.Replace == nil && m.Sum != "" && m.Version != "(devel)"
+		}
+	}
+	return false
+}
+
+// kernelDigest hashes what a kernel's reading depends on.
+func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
+	parts := [][]byte{
+		kc.tool,
+		[]byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version),
+	}
+	for _, f := range append([]string{e.Path}, e.Modules...) {
+		d, err := kc.c.FileDigest(f)
+		if err != nil {
+			return cache.Key{}, err
+		}
+		parts = append(parts, []byte(filepath.Base(f)), d[:])
+	}
+	return cache.NewKey(parts...), nil
+}
+
+func (kc *kernelCache) btfKey(kernel cache.Key) cache.Key {
+	return cache.NewKey([]byte("btf"), kernel[:])
+}
+
+func (kc *kernelCache) resultKey(kernel cache.Key) cache.Key {
+	return cache.NewKey([]byte("result"), kernel[:], kc.objects)
+}
+
+// readEntry is corpus.Options.ReadEntry: a kernel whose result is cached
+// is returned without its BTF (process takes the result from hits), one
+// whose BTF is cached is read from there, others are read from the
+// corpus and their BTF stored when every file read cleanly.
+func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
+	kd, err := kc.kernelDigest(e)
+	if err != nil {
+		return e.Read() // which reports the unreadable file
+	}
+	if data, ok := kc.c.Get(kc.resultKey(kd)); ok {
+		if cr, err := decodeResult(data, kc.units); err == nil {
+			kc.hits.Store(e.Path, cr)
+			kc.resultHits.Add(1)
+			return &corpus.Kernel{Key: cr.Key, Path: e.Path}, nil
+		}
+	}
+	if data, ok := kc.c.Get(kc.btfKey(kd)); ok {
+		if k, err := decodeKernel(data, e); err == nil {
+			kc.pending.Store(e.Path, kd)
+			kc.btfHits.Add(1)
+			return k, nil
+		}
+	}
+	k, errs := e.Read()
+	if k != nil && len(errs) == 0 {
+		if data, err := encodeKernel(k, e); err == nil {
+			kc.c.Put(kc.btfKey(kd), data)
+		}
+		kc.pending.Store(e.Path, kd)
+	}
+	return k, errs
+}
+
+// cached returns the result readEntry found for k, with the current
+// object names in its rows.
+func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool) {
+	v, ok := kc.hits.LoadAndDelete(k.Path)
+	if !ok {
+		return nil, false
+	}
+	cr := v.(*cachedResult)
+	rows := make([]objectRows, len(o.names))
+	for i, u := range kc.unitOf {
+		if u < 0 {
+			continue
+		}
+		rows[i] = objectRows{
+			Unresolved:    named(cr.Rows[u].Unresolved, o.names[i]),
+			KernelTypeIDs: named(cr.Rows[u].KernelTypeIDs, o.names[i]),
+		}
+	}
+	kr := &kernelResult{
+		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: cr.VMLinux},
+		report: report(k.Key, k.Path, cr.Types, cr.Bytes, rows),
+		rows:   rows,
+	}
+	kr.report.Modules = cr.ModuleReports
+	for _, m := range cr.Modules {
+		kr.entry.Modules = append(kr.entry.Modules, runtime.Module{Name: m.Name, Base: m.Base, Split: m.Split})
+	}
+	return kr, true
+}
+
+// store caches a verified result of a kernel readEntry read.
+func (kc *kernelCache) store(k *corpus.Kernel, kr *kernelResult) {
+	v, ok := kc.pending.LoadAndDelete(k.Path)
+	if !ok {
+		return
+	}
+	cr := &cachedResult{
+		Key: k.Key, VMLinux: kr.entry.VMLinux, Types: kr.report.Types, Bytes: kr.report.Bytes,
+		ModuleReports: kr.report.Modules,
+		Rows:          make([]objectRows, kc.units),
+	}
+	for _, m := range kr.entry.Modules {
+		cr.Modules = append(cr.Modules, cachedModule{Name: m.Name, Base: m.Base, Split: m.Split})
+	}
+	for i, u := range kc.unitOf {
+		if u >= 0 {
+			cr.Rows[u] = objectRows{Unresolved: named(kr.rows[i].Unresolved, ""), KernelTypeIDs: named(kr.rows[i].KernelTypeIDs, "")}
+		}
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(cr); err == nil {
+		kd := v.(cache.Key)
+		kc.c.Put(kc.resultKey(kd), b.Bytes())
+	}
+}
+
+// named returns rows with Object set to name.
+func named(rows []Relocation, name string) []Relocation {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]Relocation, len(rows))
+	for i, r := range rows {
+		r.Object = name
+		out[i] = r
+	}
+	return out
+}
+
+// cachedResult is a kernel's result as stored.
+type cachedResult struct {
+	Key           corpus.Key // as reading completed it
+	VMLinux       []byte
+	Types, Bytes  int
+	Modules       []cachedModule
+	ModuleReports []ModuleReport
+	Rows          []objectRows // per distinct object, Object fields empty
+}
+
+type cachedModule struct {
+	Name        string
+	Base, Split []byte
+}
+
+func decodeResult(data []byte, units int) (*cachedResult, error) {
+	var cr cachedResult
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cr); err != nil {
+		return nil, err
+	}
+	if len(cr.Rows) != units {
+		return nil, fmt.Errorf("cached result has rows for %d objects, want %d", len(cr.Rows), units)
+	}
+	return &cr, nil
+}
+
+// cachedKernel is a kernel's BTF as stored. Modules are named by their
+// index in the entry's module files, which the kernel digest covers.
+type cachedKernel struct {
+	Key     corpus.Key
+	VMLinux []byte
+	Modules []cachedModuleBTF
+}
+
+type cachedModuleBTF struct {
+	Name string
+	File int
+	BTF  []byte
+}
+
+var (
+	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	})
+	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+	})
+)
+
+func encodeKernel(k *corpus.Kernel, e *corpus.Entry) ([]byte, error) {
+	ck := cachedKernel{Key: k.Key, VMLinux: k.VMLinux}
+	for _, m := range k.Modules {
+		i := slices.Index(e.Modules, m.Path)
+		if i < 0 {
+			return nil, fmt.Errorf("module %s not among the entry's files", m.Path)
+		}
+		ck.Modules = append(ck.Modules, cachedModuleBTF{Name: m.Name, File: i, BTF: m.BTF})
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&ck); err != nil {
+		return nil, err
+	}
+	enc, err := zstdEncoder()
+	if err != nil {
+		return nil, err
+	}
+	return enc.EncodeAll(b.Bytes(), nil), nil
+}
+
+func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
+	dec, err := zstdDecoder()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := dec.DecodeAll(data, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ck cachedKernel
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&ck); err != nil {
+		return nil, err
+	}
+	k := &corpus.Kernel{Key: ck.Key, Path: e.Path, VMLinux: ck.VMLinux}
+	for _, m := range ck.Modules {
+		if m.File < 0 || m.File >= len(e.Modules) {
+			return nil, fmt.Errorf("cached module file %d of %d", m.File, len(e.Modules))
+		}
+		k.Modules = append(k.Modules, corpus.Module{Name: m.Name, Path: e.Modules[m.File], BTF: m.BTF})
+	}
+	return k, nil
+}
