@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	rtdebug "runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 
