@@ -15,6 +15,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/cache"
 )
 
 const generateHelp = `Usage: btfembed [flags] <object or glob>...
@@ -28,6 +29,11 @@ run time. Typical use, next to bpf2go's output:
 Every kernel's result is checked against cilium/ebpf's relocation of the
 full BTF before it is embedded. Relocations that do not resolve on some
 kernels are listed at the end (and in -report).
+
+Results are cached in $BTFEMBED_CACHE (default: btfembed in the user cache
+directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
+kernels and objects it has not seen. With -shard i/n only a stable 1/n of
+the corpus is processed, into a part file for 'btfembed merge'.
 
 Flags:
 `
@@ -43,6 +49,7 @@ type generateFlags struct {
 	strict  bool
 	report  string
 	quiet   bool
+	shard   shardFlag
 }
 
 type stringList []string
@@ -76,6 +83,7 @@ func parseGenerateFlags(stderr io.Writer, args []string) (*generateFlags, []stri
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
 	fs.StringVar(&f.report, "report", "", "write the coverage report as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
+	fs.Var(&f.shard, "shard", "process only shard `i/n` of the corpus (0 <= i < n) and write a part for 'btfembed merge' beside -output")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -144,6 +152,10 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 
+	cacheDir, err := cache.DirFromEnv()
+	if err != nil {
+		return err
+	}
 	var progress generator.Progress
 	if !f.quiet {
 		progress = generator.NewProgress(stderr, isTerminal(stderr), 5*time.Second)
@@ -156,49 +168,75 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		Workers:  f.workers,
 		Strict:   f.strict,
 		Progress: progress,
+		CacheDir: cacheDir,
+		Shard:    f.shard.i,
+		Shards:   f.shard.n,
 	})
 	if err != nil {
 		return err
 	}
+	if f.shard.n > 0 {
+		return writeShard(stdout, stderr, f, args, goFile, res)
+	}
+	return writeGo(stdout, stderr, f, goFile, payloadFile, pkg, commandLine(args), res)
+}
 
+// writeGo emits the Go source for a result and writes it with the
+// payload; command is the invocation its header records.
+func writeGo(stdout, stderr io.Writer, f *generateFlags, goFile, payloadFile, pkg, command string, res *generator.Result) error {
 	var src strings.Builder
-	err = generator.Emit(&src, generator.EmitArgs{
+	err := generator.Emit(&src, generator.EmitArgs{
 		Package:     pkg,
 		Ident:       f.ident,
 		PayloadFile: filepath.Base(payloadFile),
-		Command:     commandLine(args),
+		Command:     command,
 		Report:      res.Report,
 	})
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
-		return err
+	return writeOutputs(stdout, stderr, res.Report, f.quiet, f.report,
+		outputFile{payloadFile, res.Payload}, outputFile{goFile, []byte(src.String())})
+}
+
+type outputFile struct {
+	path string
+	data []byte
+}
+
+// writeOutputs writes files in the order given (the payload first: a Go
+// file never refers to a payload not there), the JSON report when
+// reportFile is set, the table unless quiet, and the summary line, which
+// names the last file.
+func writeOutputs(stdout, stderr io.Writer, r *generator.Report, quiet bool, reportFile string, files ...outputFile) error {
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(f.path, f.data); err != nil {
+			return err
+		}
 	}
-	// The payload first: a Go file never refers to a payload not there.
-	if err := atomicfile.WriteFile(payloadFile, res.Payload); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(goFile, []byte(src.String())); err != nil {
-		return err
-	}
-	if f.report != "" {
+	if reportFile != "" {
 		var b strings.Builder
-		if err := res.Report.WriteJSON(&b); err != nil {
+		if err := r.WriteJSON(&b); err != nil {
 			return err
 		}
-		if err := atomicfile.WriteFile(f.report, []byte(b.String())); err != nil {
-			return err
-		}
-	}
-	if !f.quiet {
-		if err := res.Report.WriteTable(stdout); err != nil {
+		if err := atomicfile.WriteFile(reportFile, []byte(b.String())); err != nil {
 			return err
 		}
 	}
-	r := res.Report
-	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
-		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), goFile)
+	if !quiet {
+		if err := r.WriteTable(stdout); err != nil {
+			return err
+		}
+	}
+	cached := ""
+	if r.CachedResults+r.CachedBTF > 0 {
+		cached = fmt.Sprintf(", cached: %d results, %d more kernels' BTF", r.CachedResults, r.CachedBTF)
+	}
+	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped%s), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
+		len(r.Kernels), len(r.Skipped), cached, r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), files[len(files)-1].path)
 	return nil
 }
 

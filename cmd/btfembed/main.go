@@ -18,6 +18,8 @@
 //	btfembed corpus import -o <dir> <input>...                 kernel packages, images, BTF
 //	btfembed corpus ls <dir>
 //	btfembed inspect [-B base] <payload or BTF file>...
+//	btfembed merge [-pkg P] [-output F.go] <part>...            join -shard i/n runs
+//	btfembed cache info|clean                                  $BTFEMBED_CACHE
 //
 // Run "btfembed <subcommand> -h" for the flags of each.
 package main
@@ -50,9 +52,11 @@ type subcommand func(stdout, stderr io.Writer, args []string) error
 // subcommands maps each subcommand name to the function that runs it with
 // the arguments that follow the name.
 var subcommands = map[string]subcommand{
+	"cache":    runCache,
 	"corpus":   runCorpus,
 	"distill":  runDistill,
 	"inspect":  runInspect,
+	"merge":    runMerge,
 	"min":      runMin,
 	"relocate": runRelocate,
 }
