@@ -91,7 +91,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	}
 
 	kr := &kernelResult{
-		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: minVmlinux},
+		entry:  runtime.Entry{Key: k.Key, VMLinux: minVmlinux},
 		report: o.report(k, res, minSpec),
 	}
 	// Modules are kept distilled: the runtime relocates them onto whatever
@@ -174,8 +174,4 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 			ErrVerify, len(mismatches), b.String())
 	}
 	return nil
-}
-
-func runtimeKey(k corpus.Key) runtime.Key {
-	return runtime.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version}
 }

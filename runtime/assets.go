@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"github.com/cilium/ebpf/btf"
 	"github.com/klauspost/compress/zstd"
 )
@@ -115,7 +116,7 @@ func openVerified(payload []byte) (*Assets, error) {
 	}
 	for i, e := range ix.entries {
 		ae := &a.entries[i]
-		ae.key = Key{a.strings[e.key[0]], a.strings[e.key[1]], a.strings[e.key[2]], a.strings[e.key[3]]}
+		ae.key = Key{Arch: a.strings[e.key[0]], Release: a.strings[e.key[1]], Distro: a.strings[e.key[2]], Version: a.strings[e.key[3]]}
 		ae.vmlinux, ae.modules = e.vmlinux, e.modules
 		a.keys[i] = ae.key
 		for j, m := range e.modules {
@@ -139,7 +140,7 @@ func (a *Assets) Kernels() []Key {
 // with NormalizeArch). An unknown key gives an error wrapping
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
-	key.Arch, _ = NormalizeArch(key.Arch)
+	key.Arch, _ = kernelkey.NormalizeArch(key.Arch)
 	i, ok := slices.BinarySearchFunc(a.keys, key, Key.Compare)
 	if !ok {
 		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}

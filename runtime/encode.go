@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -65,7 +66,7 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	sorted := slices.Clone(entries)
 	for i := range sorted {
 		e := &sorted[i]
-		e.Key.Arch, _ = NormalizeArch(e.Key.Arch)
+		e.Key.Arch, _ = kernelkey.NormalizeArch(e.Key.Arch)
 		e.Modules = slices.Clone(e.Modules)
 		slices.SortFunc(e.Modules, func(a, b Module) int { return cmp.Compare(a.Name, b.Name) })
 	}

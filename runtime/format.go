@@ -66,38 +66,6 @@ var ErrCorrupt = errors.New("corrupt btfembed payload")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Key identifies one embedded kernel.
-type Key struct {
-	// Arch is the kernel's architecture as BTFHub names it ("x86_64",
-	// "arm64", ...); see NormalizeArch.
-	Arch string
-	// Release is the kernel release, as uname -r prints it.
-	Release string
-	// Distro and Version are ID and VERSION_ID from the distribution's
-	// os-release file ("debian", "12"). Either may be empty.
-	Distro, Version string
-}
-
-// String formats the key as arch/release plus the distribution if known.
-func (k Key) String() string {
-	s := k.Arch + "/" + k.Release
-	if k.Distro != "" || k.Version != "" {
-		s += " (" + strings.TrimSpace(k.Distro+" "+k.Version) + ")"
-	}
-	return s
-}
-
-// Compare orders keys by arch, release, distro and version: the order of
-// a payload's entries.
-func (k Key) Compare(o Key) int {
-	for _, p := range [][2]string{{k.Arch, o.Arch}, {k.Release, o.Release}, {k.Distro, o.Distro}, {k.Version, o.Version}} {
-		if c := strings.Compare(p[0], p[1]); c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
 // Module is the BTF of one kernel module, kept for an entry.
 type Module struct {
 	// Name is the module name as in /sys/kernel/btf/<name>.

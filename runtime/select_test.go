@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"github.com/cilium/ebpf/btf"
 )
 
@@ -66,17 +67,17 @@ func TestSelectEmbedded(t *testing.T) {
 		wantErr   string // substring of the error; it must wrap ErrKernelNotSupported
 	}{
 		{name: "uname spelling aarch64", opts: SelectOptions{Arch: "aarch64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
-			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+			want: Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}},
 		{name: "unique release, other distro", opts: SelectOptions{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "centos"},
-			want: Key{"x86_64", "6.12.118+deb12-amd64", "debian", "12"}},
+			want: Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}},
 		{name: "os-release picks ubuntu", opts: SelectOptions{Arch: "amd64", Release: "6.1.0-47-amd64"},
-			osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nVERSION_ID=\"22.04\"\n", want: Key{"x86_64", "6.1.0-47-amd64", "ubuntu", "22.04"}},
+			osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nVERSION_ID=\"22.04\"\n", want: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"}},
 		{name: "os-release picks debian", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64"},
-			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{"x86_64", "6.1.0-47-amd64", "debian", "12"}},
+			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"}},
 		{name: "same BTF under two distros", opts: SelectOptions{Arch: "arm64", Release: "6.1.0-57-arm64"},
-			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+			want: Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}},
 		{name: "distro narrows to the same BTF", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "13"},
-			want: Key{"x86_64", "6.1.0-50-cloud-amd64", "debian", "12"}},
+			want: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "12"}},
 		{name: "distro picks nothing", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "fedora", Version: "40"},
 			wantErr: "release is embedded for debian 12, ubuntu 22.04"},
 		{name: "unknown release", opts: SelectOptions{Arch: "x86_64", Release: "5.4.0-1-generic", Distro: "ubuntu", Version: "20.04"},
@@ -119,7 +120,7 @@ func TestSelectKernelUnderHostRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Source != SourceKernel || sel.Key != (Key{"x86_64", "6.99", "debian", "12"}) {
+	if sel.Source != SourceKernel || sel.Key != (Key{Arch: "x86_64", Release: "6.99", Distro: "debian", Version: "12"}) {
 		t.Fatalf("selected %s %s", sel.Source, sel.Key)
 	}
 	if got, want := typeNames(t, sel.Spec), typeNames(t, loadRaw(t, e.VMLinux)); !slices.Equal(got, want) {
@@ -150,7 +151,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if co.Programs.KernelTypes != nil {
 		t.Error("KernelTypes set for the kernel's own BTF; cilium/ebpf should load it with its modules")
 	}
-	if sel.Key.Arch == "" || sel.Key.Release == "" || func() string { a, _ := NormalizeArch(sel.Key.Arch); return a }() != sel.Key.Arch {
+	if sel.Key.Arch == "" || sel.Key.Release == "" || func() string { a, _ := kernelkey.NormalizeArch(sel.Key.Arch); return a }() != sel.Key.Arch {
 		t.Errorf("host key %s not filled from uname", sel.Key)
 	}
 }
@@ -169,32 +170,6 @@ func TestParseOSRelease(t *testing.T) {
 		r := parseOSRelease([]byte(c.in))
 		if r.id != c.id || r.version != c.version || !slices.Equal(r.idLike, c.idLike) {
 			t.Errorf("parseOSRelease(%q) = %+v, want %q, %q, %q", c.in, r, c.id, c.version, c.idLike)
-		}
-	}
-}
-
-func TestNormalizeArch(t *testing.T) {
-	tests := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"x86_64", "x86_64", true},
-		{"amd64", "x86_64", true},
-		{"AArch64", "arm64", true},
-		{"arm64", "arm64", true},
-		{"ppc64el", "ppc64le", true},
-		{"s390x", "s390x", true},
-		{"riscv64", "riscv64", true},
-		{"loong64", "loongarch64", true},
-		{"i686", "i386", true},
-		{"armv7l", "arm", true},
-		{"vax", "vax", false},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := NormalizeArch(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("NormalizeArch(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
