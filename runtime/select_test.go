@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // selectPayload embeds the testdata kernels plus two entries that make
@@ -18,22 +20,22 @@ import (
 // other BTF (6.12's), 6.1.0-57-arm64 also by "raspbian" with the same BTF,
 // and 6.1.0-50-cloud-amd64 by debian 12 and 12.5 with the same BTF and by
 // ubuntu with other BTF.
-func selectPayload(t testing.TB) (*Assets, map[string]Entry) {
+func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	t.Helper()
-	byRelease := map[string]Entry{}
+	byRelease := map[string]encode.Entry{}
 	for _, e := range testEntries(t) {
 		byRelease[e.Key.Release] = e
 	}
-	ubuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
+	ubuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	raspbian := byRelease["6.1.0-57-arm64"]
 	raspbian.Key.Distro = "raspbian"
 	cloudPoint := byRelease["6.1.0-50-cloud-amd64"]
 	cloudPoint.Key.Version = "12.5"
-	cloudUbuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
+	cloudUbuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian, cloudPoint, cloudUbuntu)
-	return open(t, encode(t, entries, nil)), byRelease
+	return open(t, encodePayload(t, entries, nil)), byRelease
 }
 
 // hostRoot makes a host file system with the given os-release content at
@@ -111,7 +113,7 @@ func TestSelectEmbedded(t *testing.T) {
 
 func TestSelectKernelUnderHostRoot(t *testing.T) {
 	e := moduleEntry(t, false)
-	a := open(t, encode(t, []Entry{e}, nil))
+	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "usr/lib/os-release", "ID=debian\nVERSION_ID=12\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/bpf_testmod"), e.Modules[0].Split)
@@ -140,7 +142,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("running kernel has no BTF: %v", err)
 	}
-	a := open(t, encode(t, testEntries(t), nil))
+	a := open(t, encodePayload(t, testEntries(t), nil))
 	co, sel, err := a.CollectionOptions(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +181,7 @@ func TestParseOSRelease(t *testing.T) {
 // kernel's vmlinux BTF.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
-	a := open(t, encode(t, []Entry{e}, nil))
+	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
