@@ -15,7 +15,8 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
-	"github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // kernelCache is the cache as one Generate run uses it. Two kinds of
@@ -203,13 +204,13 @@ func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool
 		}
 	}
 	kr := &kernelResult{
-		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: cr.VMLinux},
+		entry:  encode.Entry{Key: k.Key, VMLinux: cr.VMLinux},
 		report: report(k.Key, k.Path, cr.Types, cr.Bytes, rows),
 		rows:   rows,
 	}
 	kr.report.Modules = cr.ModuleReports
 	for _, m := range cr.Modules {
-		kr.entry.Modules = append(kr.entry.Modules, runtime.Module{Name: m.Name, Base: m.Base, Split: m.Split})
+		kr.entry.Modules = append(kr.entry.Modules, encode.Module{Name: m.Name, Base: m.Base, Split: m.Split})
 	}
 	return kr, true
 }
@@ -255,7 +256,7 @@ func named(rows []Relocation, name string) []Relocation {
 
 // cachedResult is a kernel's result as stored.
 type cachedResult struct {
-	Key           corpus.Key // as reading completed it
+	Key           kernelkey.Key // as reading completed it
 	VMLinux       []byte
 	Types, Bytes  int
 	Modules       []cachedModule
@@ -282,7 +283,7 @@ func decodeResult(data []byte, units int) (*cachedResult, error) {
 // cachedKernel is a kernel's BTF as stored. Modules are named by their
 // index in the entry's module files, which the kernel digest covers.
 type cachedKernel struct {
-	Key     corpus.Key
+	Key     kernelkey.Key
 	VMLinux []byte
 	Modules []cachedModuleBTF
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/generator/corpus"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // Args configures Generate.
@@ -184,7 +184,7 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped) (*Re
 	// Skipped entries come from the corpus stream in an order that
 	// depends on which kernels share the run; sorted, they do not.
 	slices.SortStableFunc(skipped, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
-	entries := make([]btfruntime.Entry, len(results))
+	entries := make([]encode.Entry, len(results))
 	report := &Report{Objects: objects, Skipped: skipped}
 	blobs := map[string]bool{}
 	for i, r := range results {
@@ -193,7 +193,7 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped) (*Re
 		blobs[string(r.entry.VMLinux)] = true
 	}
 	var payload bytes.Buffer
-	if err := btfruntime.Encode(&payload, entries, nil); err != nil {
+	if err := encode.Write(&payload, entries, nil); err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
 	report.Blobs = len(blobs)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // shardInfo says which part of the corpus a Result covers.
@@ -33,7 +33,7 @@ type part struct {
 }
 
 type partKernel struct {
-	Entry  btfruntime.Entry
+	Entry  encode.Entry
 	Report KernelReport
 }
 

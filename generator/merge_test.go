@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // shardParts runs Generate once per shard of n and returns the parts.
@@ -54,7 +55,7 @@ func TestMerge(t *testing.T) {
 // TestShardSplit: every kernel of the corpus is in exactly one shard.
 func TestShardSplit(t *testing.T) {
 	const n = 3
-	count := map[corpus.Key]int{}
+	count := map[kernelkey.Key]int{}
 	total := 0
 	for i := range n {
 		for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Shard: i, Shards: n}) {

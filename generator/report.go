@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/corereloc"
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -126,7 +126,7 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 // report is a kernel's coverage: the size of its minimized vmlinux BTF
 // and the rows of every
 // object, in object order.
-func report(k corpus.Key, path string, types, bytes int, rows []objectRows) KernelReport {
+func report(k kernelkey.Key, path string, types, bytes int, rows []objectRows) KernelReport {
 	kr := KernelReport{
 		Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version,
 		Path: path, Types: types, Bytes: bytes,

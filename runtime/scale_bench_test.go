@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
@@ -31,12 +33,12 @@ func BenchmarkSelectScale(b *testing.B) {
 	}
 	base := testEntries(b)
 	for _, n := range []int{4, 100, 1000, 4000} {
-		entries := make([]Entry, n)
+		entries := make([]encode.Entry, n)
 		for i := range entries {
 			entries[i] = base[i%len(base)]
 			entries[i].Key.Release = fmt.Sprintf("%s.%04d", entries[i].Key.Release, i)
 		}
-		benchSelect(b, fmt.Sprintf("kernels=%d", n), encode(b, entries, nil), entries[n/2].Key)
+		benchSelect(b, fmt.Sprintf("kernels=%d", n), encodePayload(b, entries, nil), entries[n/2].Key)
 	}
 }
 

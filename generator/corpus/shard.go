@@ -3,6 +3,8 @@ package corpus
 import (
 	"hash/fnv"
 	"path/filepath"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ShardOf returns the shard, out of n, that a corpus entry belongs to: a
@@ -11,7 +13,7 @@ import (
 // that entry alone, so adding kernels to a corpus moves no other kernel to
 // another shard, and the split is the same on every machine that sees the
 // same layout.
-func ShardOf(key Key, path string, n int) int {
+func ShardOf(key kernelkey.Key, path string, n int) int {
 	h := fnv.New64a()
 	if key.Release != "" {
 		h.Write([]byte(key.String()))

@@ -47,6 +47,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 func main() {
@@ -105,7 +106,7 @@ func run(stderr io.Writer, args []string) error {
 
 // source is a real kernel, decoded once for every kernel derived from it.
 type source struct {
-	key     corpus.Key
+	key     kernelkey.Key
 	bo      binary.ByteOrder
 	records []rawbtf.Record // records[id-1] is type id
 	// unreferenced lists the named types no other type refers to: the
