@@ -12,8 +12,8 @@ import (
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
 // then Select of one kernel, forced embedded) as the number of kernels in
-// the payload grows. It must stay flat: Open reads the header and index,
-// Select decompresses one entry and its dictionary. Synthetic payloads
+// the payload grows, with Open alone beside it: Open decodes the whole
+// index, Select decompresses and parses one entry and its dictionary. Synthetic payloads
 // repeat the testdata entries under distinct releases;
 // $BTFEMBED_BENCH_PAYLOADS (a list of payload files, as generate writes
 // for internal/cmd/benchcorpus corpora) measures real ones instead,
@@ -47,7 +47,15 @@ func benchSelect(b *testing.B, name string, payload []byte, key Key) {
 	if opts.Distro == "" {
 		opts.Distro = "none" // skip the host's os-release
 	}
-	b.Run(name, func(b *testing.B) {
+	b.Run(name+"/open", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Open(payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(name+"/open+select", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			a, err := Open(payload)
