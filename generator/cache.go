@@ -25,7 +25,9 @@ import (
 // path gives:
 //
 //   - the kernel's BTF as read and validated (vmlinux and modules, zstd
-//     compressed), so a kernel is not decompressed from xz again;
+//     compressed), so a kernel is not decompressed from xz again; not for
+//     a kernel stored as raw BTF without modules, which reads faster than
+//     a cached copy;
 //   - the kernel's result for the objects (minimized and distilled blobs,
 //     the report rows), stored only once the oracle accepted it, under the
 //     kernel digest and the objects' digest, so a kernel whose result is
@@ -177,12 +179,24 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 	}
 	k, errs := e.Read()
 	if k != nil && len(errs) == 0 {
-		if data, err := encodeKernel(k, e); err == nil {
-			kc.c.Put(kc.btfKey(kd), data)
+		if !storedRaw(k) {
+			if data, err := encodeKernel(k, e); err == nil {
+				kc.c.Put(kc.btfKey(kd), data)
+			}
 		}
 		kc.pending.Store(e.Path, kd)
 	}
 	return k, errs
+}
+
+// storedRaw reports whether a kernel's files are its raw BTF, which reads
+// faster than a cached copy decompresses: then only its result is cached.
+func storedRaw(k *corpus.Kernel) bool {
+	if len(k.Modules) > 0 {
+		return false
+	}
+	st, err := os.Stat(k.Path)
+	return err == nil && st.Size() == int64(len(k.VMLinux))
 }
 
 // cached returns the result readEntry found for k, with the current
