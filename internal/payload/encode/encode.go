@@ -217,7 +217,6 @@ func (b *builder) blob(raw []byte, group string) (uint64, error) {
 // compress fills ix.Dicts and ix.Blobs and returns the data area.
 func (b *builder) compress(ix *payload.Index, maxDict int) ([]byte, error) {
 	c := &compressor{ix: ix, blobs: b.blobs}
-	defer c.close()
 	ix.Blobs = make([]payload.BlobRecord, len(b.blobs))
 	for _, g := range b.groups {
 		var err error
@@ -239,33 +238,6 @@ type compressor struct {
 	blobs       []pendingBlob
 	data        []byte
 	dictContent [][]byte // by dictionary index
-
-	// groupEnc encodes against a group's current dictionary, baseEnc
-	// against the earlier ones storeDict tries; see dictEncoder.
-	groupEnc, baseEnc *zstd.Encoder
-}
-
-// dictEncoder returns *slot set to dictionary id with content dict. The
-// encoder is made once and reset for each later dictionary: a
-// best-compression encoder holds tens of MB of tables, and one made per
-// dictionary made the generator's peak memory grow with the number of
-// kernels. The output is the same: the tables are rebuilt for each
-// dictionary.
-func dictEncoder(slot **zstd.Encoder, id uint32, dict []byte) (*zstd.Encoder, error) {
-	if *slot == nil {
-		enc, err := newEncoder(zstd.WithEncoderDictRaw(id, dict))
-		*slot = enc
-		return enc, err
-	}
-	return *slot, (*slot).ResetWithOptions(nil, zstd.WithEncoderDictRaw(id, dict))
-}
-
-func (c *compressor) close() {
-	for _, enc := range []*zstd.Encoder{c.groupEnc, c.baseEnc} {
-		if enc != nil {
-			enc.Close()
-		}
-	}
 }
 
 // alone compresses each blob on its own.
@@ -293,8 +265,13 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 	var dict []byte
 	reps := map[uint64]uint64{} // representative -> offset in dict
 	var deltas []uint64         // blobs stored against dict
-	var enc *zstd.Encoder       // c.groupEnc set to dict, once it is full
-	var bases []uint64          // the group's dictionaries stored on their own
+	var enc *zstd.Encoder       // encodes with dict, once it is full
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
+	var bases []uint64 // the group's dictionaries stored on their own
 	flush := func() error {
 		if len(dict) == 0 {
 			return nil
@@ -311,7 +288,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 			bases = append(bases, dictNo)
 		}
 		if enc == nil {
-			if enc, err = dictEncoder(&c.groupEnc, uint32(dictNo), dict); err != nil {
+			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(dictNo), dict)); err != nil {
 				return err
 			}
 		}
@@ -322,6 +299,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		for _, i := range deltas {
 			c.place(i, dictNo, enc)
 		}
+		enc.Close()
 		dict, reps, deltas, enc = nil, map[uint64]uint64{}, nil, nil
 		return nil
 	}
@@ -336,7 +314,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 			var err error
 			// The dictionary ID is fixed when the dictionary is
 			// flushed; number it ahead.
-			if enc, err = dictEncoder(&c.groupEnc, uint32(len(c.ix.Dicts)+1), dict); err != nil {
+			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(len(c.ix.Dicts)+1), dict)); err != nil {
 				return err
 			}
 		}
@@ -374,13 +352,14 @@ func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, err
 		tries = append([]uint64{bases[0]}, bases[len(bases)-maxBaseTries+1:]...)
 	}
 	for _, no := range tries {
-		enc, err := dictEncoder(&c.baseEnc, uint32(no), c.dictContent[no-1])
+		enc, err := newEncoder(zstd.WithEncoderDictRaw(uint32(no), c.dictContent[no-1]))
 		if err != nil {
 			return nil, 0, err
 		}
 		if z := enc.EncodeAll(dict, nil); len(z) < len(best) {
 			best, bestBase = z, no
 		}
+		enc.Close()
 	}
 	return best, bestBase, nil
 }
