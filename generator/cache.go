@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unique"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -255,7 +256,9 @@ func (kc *kernelCache) store(k *corpus.Kernel, kr *kernelResult) {
 	}
 }
 
-// named returns rows with Object set to name.
+// named returns rows with Object set to name. Their strings are
+// interned: most kernels repeat the same rows, and a run holds every
+// kernel's rows until the report is written.
 func named(rows []Relocation, name string) []Relocation {
 	if len(rows) == 0 {
 		return nil
@@ -263,6 +266,9 @@ func named(rows []Relocation, name string) []Relocation {
 	out := make([]Relocation, len(rows))
 	for i, r := range rows {
 		r.Object = name
+		for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
+			*f = unique.Make(*f).Value()
+		}
 		out[i] = r
 	}
 	return out

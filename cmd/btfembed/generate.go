@@ -35,6 +35,9 @@ directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
 kernels and objects it has not seen. With -shard i/n only a stable 1/n of
 the corpus is processed, into a part file for 'btfembed merge'.
 
+Memory is softly limited to 48 MiB plus 64 MiB per worker unless
+$GOMEMLIMIT is set.
+
 Flags:
 `
 
@@ -156,6 +159,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(f.workers)
 	var progress generator.Progress
 	if !f.quiet {
 		progress = generator.NewProgress(stderr, isTerminal(stderr), 5*time.Second)
