@@ -18,6 +18,15 @@ func testRoots() []string {
 	return []string{filepath.Join(kerneltest.Dir(), "btfhub"), filepath.Join(kerneltest.Dir(), "corpus-extra")}
 }
 
+// testKernels limits the cache and shard tests to two kernels (one with
+// modules) under -short; they run Generate many times.
+func testKernels() string {
+	if testing.Short() {
+		return "6.1.0-5*"
+	}
+	return ""
+}
+
 // run generates and returns the payload and the report as JSON: the two
 // outputs that must not depend on the cache.
 func run(t *testing.T, args Args) ([]byte, []byte, *Report) {
@@ -43,7 +52,7 @@ func wantOutput(t *testing.T, objs []string) ([]byte, []byte) {
 		out := v.([2][]byte)
 		return out[0], out[1]
 	}
-	p, js, _ := run(t, Args{Objects: objs, Corpus: testRoots()})
+	p, js, _ := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels()})
 	uncached.Store(key, [2][]byte{p, js})
 	return p, js
 }
@@ -64,12 +73,12 @@ func sameOutput(t *testing.T, what string, objs []string, payload, report []byte
 func TestCacheRerun(t *testing.T) {
 	objs := testObjects(t)
 	dir := t.TempDir()
-	p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir})
+	p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 	sameOutput(t, "cold", objs, p, r)
 	if rep.CachedResults != 0 || rep.CachedBTF != 0 {
 		t.Errorf("cold run: %d results and %d BTF from an empty cache", rep.CachedResults, rep.CachedBTF)
 	}
-	p, r, rep = run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir, Workers: 1})
+	p, r, rep = run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir, Workers: 1})
 	sameOutput(t, "rerun", objs, p, r)
 	if rep.CachedResults != len(rep.Kernels) {
 		t.Errorf("rerun: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
@@ -82,7 +91,7 @@ func TestCacheRerun(t *testing.T) {
 func TestCacheObjects(t *testing.T) {
 	objs := testObjects(t)
 	dir := t.TempDir()
-	run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir})
+	run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 
 	cp := filepath.Join(t.TempDir(), "copy-el.o")
 	data, err := os.ReadFile(objs[0])
@@ -91,14 +100,14 @@ func TestCacheObjects(t *testing.T) {
 	}
 	os.WriteFile(cp, data, 0o644)
 	more := append(append([]string(nil), objs...), cp)
-	p, r, rep := run(t, Args{Objects: more, Corpus: testRoots(), CacheDir: dir})
+	p, r, rep := run(t, Args{Objects: more, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 	sameOutput(t, "with a duplicate object", more, p, r)
 	if rep.CachedResults != len(rep.Kernels) {
 		t.Errorf("duplicate object: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
 	}
 
 	fewer := objs[1:]
-	p, r, rep = run(t, Args{Objects: fewer, Corpus: testRoots(), CacheDir: dir})
+	p, r, rep = run(t, Args{Objects: fewer, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 	sameOutput(t, "with an object less", fewer, p, r)
 	if rep.CachedResults != 0 || rep.CachedBTF != len(rep.Kernels) {
 		t.Errorf("other objects: %d results and %d BTF of %d kernels from the cache, want 0 and all",
@@ -119,7 +128,7 @@ func TestCacheCorrupt(t *testing.T) {
 	} {
 		t.Run(damage.name, func(t *testing.T) {
 			dir := t.TempDir()
-			run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir})
+			run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 			n := 0
 			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 				if err == nil && !d.IsDir() && (strings.HasSuffix(p, "-d") || strings.HasSuffix(p, "-s")) {
@@ -132,12 +141,12 @@ func TestCacheCorrupt(t *testing.T) {
 			if n == 0 {
 				t.Fatal("no cache entries to damage")
 			}
-			p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir})
+			p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 			sameOutput(t, "damaged cache", objs, p, r)
 			if rep.CachedResults != 0 || rep.CachedBTF != 0 {
 				t.Errorf("%d results and %d BTF read from damaged entries", rep.CachedResults, rep.CachedBTF)
 			}
-			_, _, rep = run(t, Args{Objects: objs, Corpus: testRoots(), CacheDir: dir})
+			_, _, rep = run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
 			if rep.CachedResults != len(rep.Kernels) {
 				t.Errorf("after repair: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
 			}
@@ -155,7 +164,7 @@ func TestCacheConcurrent(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 2 {
 			wg.Go(func() {
-				res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), CacheDir: dir, Workers: 1})
+				res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir, Workers: 1})
 				if err != nil {
 					t.Error(err)
 					return

@@ -16,7 +16,7 @@ func shardParts(t *testing.T, objs []string, n int) []Part {
 	t.Helper()
 	var parts []Part
 	for i := range n {
-		res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), Shard: i, Shards: n})
+		res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), Shard: i, Shards: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,14 +58,14 @@ func TestShardSplit(t *testing.T) {
 	count := map[kernelkey.Key]int{}
 	total := 0
 	for i := range n {
-		for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Shard: i, Shards: n}) {
+		for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Shard: i, Shards: n, Release: testKernels()}) {
 			if err != nil {
 				t.Fatal(err)
 			}
 			count[k.Key]++
 		}
 	}
-	for k, err := range corpus.Read(context.Background(), testRoots(), nil) {
+	for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Release: testKernels()}) {
 		if err != nil {
 			t.Fatal(err)
 		}
