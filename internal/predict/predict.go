@@ -1,0 +1,115 @@
+package predict
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+)
+
+// Options says which kernel the prediction is for.
+type Options struct {
+	// Release is the release of the kernel whose verifier loads the
+	// programs ("6.1.0-47-amd64"); it decides when global functions are
+	// verified. Empty or unparsable: poison in a global function whose
+	// call is not reached gives Unknown.
+	Release string
+}
+
+// Collection predicts every program of an object (coll, as read by
+// ebpf.LoadCollectionSpec) on one kernel, whose BTF is targets: vmlinux
+// first, then modules, as cilium/ebpf takes ProgramOptions.KernelTypes
+// and ExtraRelocationTargets. object and kernel name the object and the
+// kernel in the predictions, which come sorted by program name.
+func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
+	if opts == nil {
+		opts = &Options{}
+	}
+	g := globalsFor(opts.Release)
+	var out []Prediction
+	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
+		p := Prediction{Object: object, Program: name, Kernel: kernel}
+		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, g)
+		out = append(out, p)
+	}
+	return out
+}
+
+// program predicts one program.
+func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g globals) (Verdict, []string, []string) {
+	insns, poison, err := relocate(prog, local, targets)
+	if err != nil {
+		return Fails, []string{"cilium/ebpf: apply CO-RE relocations: " + err.Error()}, nil
+	}
+	if len(poison) == 0 {
+		return Loads, nil, nil
+	}
+	w := newWalker(insns, poison, g)
+	w.run()
+
+	var fails, unsure, guarded []string
+	for _, pc := range slices.Sorted(maps.Keys(poison)) {
+		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(prog.Instructions, pc))
+		why, reached := w.hits[pc]
+		switch {
+		case !reached:
+			guarded = append(guarded, what)
+		case why == -1:
+			fails = append(fails, "reachable: "+what)
+		default:
+			unsure = append(unsure, "maybe reachable: "+what+": "+w.why[why])
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return Fails, fails, guarded
+	case len(w.giveUp) > 0:
+		return Unknown, append(w.giveUp, unsure...), guarded
+	case len(unsure) > 0:
+		return Unknown, unsure, guarded
+	}
+	return Loads, nil, guarded
+}
+
+// function names the function holding pc when it is not the program's
+// entry function.
+func (w *walker) function(pc int) string {
+	for i := pc; i > 0; i-- {
+		if sym := w.insns[i].Symbol(); sym != "" {
+			return " in " + sym
+		}
+	}
+	return ""
+}
+
+var releaseVersion = regexp.MustCompile(`^(\d+)\.(\d+)`)
+
+// globalsFor: Linux 6.8 verifies a global function only where a call
+// to it is reached (commit 2afae08c9dcb, "bpf: Validate global subprogs
+// lazily"); earlier kernels verify every one.
+func globalsFor(release string) globals {
+	m := releaseVersion.FindStringSubmatch(release)
+	if m == nil {
+		return globalsUnsure
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major > 6 || major == 6 && minor >= 8 {
+		return globalsLazy
+	}
+	return globalsEager
+}
+
+// trimSource shortens a line of C for a reason.
+func trimSource(line string) string {
+	line = strings.Join(strings.Fields(line), " ")
+	if len(line) > 80 {
+		line = line[:77] + "..."
+	}
+	return line
+}
