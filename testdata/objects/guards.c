@@ -109,19 +109,19 @@ int subprog_unguarded(void *ctx)
 	return 0;
 }
 
-/* A global function that reads unguarded, called behind a guard. */
-__noinline int global_cid(struct task_struct *t)
+/* A global function that reads unguarded, called behind a guard. Its
+ * argument is a scalar: the verifier checks a global function alone,
+ * and accepts only context, scalar or BTF-typed pointer arguments. */
+__noinline int global_cid(__u64 task)
 {
-	if (!t)
-		return 0;
-	return BPF_CORE_READ(t, mm_cid);
+	return BPF_CORE_READ((struct task_struct *)task, mm_cid);
 }
 
 SEC("kprobe/do_nanosleep")
 int global_guarded(void *ctx)
 {
 	if (bpf_core_field_exists(((struct task_struct *)0)->mm_cid))
-		KEEP(0, global_cid(current_task()));
+		KEEP(0, global_cid(bpf_get_current_task()));
 	return 0;
 }
 

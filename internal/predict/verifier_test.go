@@ -1,0 +1,190 @@
+package predict
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// outcome is what the running kernel's verifier did with a program
+// relocated against one corpus kernel's BTF.
+type outcome uint8
+
+const (
+	loaded   outcome = iota
+	poisoned         // cilium/ebpf: bad CO-RE relocation (the verifier reached a poisoned instruction)
+	relocErr         // cilium/ebpf refused to relocate
+	other            // rejected for a reason that is not CO-RE's: helper, context access, map type...
+)
+
+var outcomeNames = [...]string{"loaded", "poisoned", "relocation error", "other"}
+
+// loadOutcome loads one program of coll, alone, with kernel as
+// KernelTypes.
+func loadOutcome(coll *ebpf.CollectionSpec, prog string, kernel *btf.Spec) (outcome, error) {
+	one := coll.Copy()
+	for name := range one.Programs {
+		if name != prog {
+			delete(one.Programs, name)
+		}
+	}
+	c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{KernelTypes: kernel},
+	})
+	if err == nil {
+		c.Close()
+		return loaded, nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "bad CO-RE relocation"):
+		return poisoned, err
+	case strings.Contains(msg, "apply CO-RE relocations"):
+		return relocErr, err
+	}
+	return other, err
+}
+
+// agrees says whether a prediction is confirmed (1), contradicted (-1)
+// or not tested (0) by what the verifier did. A program the verifier
+// rejects for another reason tests nothing: it may have stopped before
+// the poisoned instruction.
+func agrees(p Prediction, o outcome) int {
+	if o == other || p.Verdict == Unknown {
+		return 0
+	}
+	relocation := p.Verdict == Fails && strings.HasPrefix(p.Reasons[0], "cilium/ebpf:")
+	switch {
+	case p.Verdict == Loads && o == loaded,
+		p.Verdict == Fails && !relocation && o == poisoned,
+		relocation && o == relocErr:
+		return 1
+	}
+	return -1
+}
+
+// validationObjects are the little-endian objects with CO-RE
+// relocations of the repository and cilium/ebpf's CO-RE test objects.
+func validationObjects(t *testing.T) []string {
+	objs, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*-el.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, filepath.Join(kerneltest.Dir(), "..", "examples", "execsnoop", "bpf", "execsnoop_bpfel.o"))
+	cilium, err := filepath.Glob(filepath.Join(kerneltest.CiliumTestdata(t), "relocs*-el.elf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(objs, cilium...)
+}
+
+// TestVerifierAgrees loads every program of every validation object on
+// this machine's kernel, relocated against each testdata kernel's BTF and
+// the running kernel's, and compares the verifier's verdict with the
+// prediction. Whether the verifier reaches a poisoned instruction does
+// not depend on which kernel's BTF produced the poison, so one kernel's
+// verifier checks the predictions for all. The running kernel's release
+// decides how global functions are verified.
+//
+//	go test -run TestVerifierAgrees -v ./internal/predict
+func TestVerifierAgrees(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("loading programs needs root")
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Skipf("remove the memlock limit: %v", err)
+	}
+	probe, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type:         ebpf.SocketFilter,
+		License:      "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+	})
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
+		t.Skipf("bpf() is refused on this machine: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	running := kerneltest.Running(t)
+	kernels := append(kerneltest.Corpus(t), running)
+	specs := make([]*btf.Spec, len(kernels))
+	for i, k := range kernels {
+		spec, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF))
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		specs[i] = spec
+	}
+
+	var total, confirmed, contradicted, unknown, untested int
+	byOutcome := map[string]int{}
+	for _, path := range validationObjects(t) {
+		coll, err := ebpf.LoadCollectionSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(path)
+		for i, k := range kernels {
+			for _, p := range Collection(name, coll, k.Name, specs[i:i+1], &Options{Release: running.Release}) {
+				o, err := loadOutcome(coll, p.Program, specs[i])
+				total++
+				byOutcome[fmt.Sprintf("%s/%s", p.Verdict, outcomeNames[o])]++
+				switch agrees(p, o) {
+				case 1:
+					confirmed++
+				case -1:
+					contradicted++
+					t.Errorf("%s: predicted %s %q, verifier: %s: %v", p, p.Verdict, p.Reasons, outcomeNames[o], err)
+				default:
+					if p.Verdict == Unknown {
+						unknown++
+						t.Logf("%s: unknown %q; verifier: %s", p, p.Reasons, outcomeNames[o])
+					} else {
+						untested++
+						t.Logf("%s: %s; verifier rejected it for another reason: %s", p, p.Verdict, firstLine(err))
+					}
+				}
+			}
+		}
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range byOutcome {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, k := range keys {
+		t.Logf("prediction/verifier %s: %d", k, byOutcome[k])
+	}
+	t.Logf("%d program x kernel pairs: %d confirmed, %d contradicted, %d unknown, %d not tested (rejected for a reason unrelated to CO-RE); match rate %d/%d tested",
+		total, confirmed, contradicted, unknown, untested, confirmed, confirmed+contradicted)
+	if confirmed == 0 {
+		t.Error("no prediction was tested")
+	}
+}
+
+// firstLine is the start of a verifier error, whose log can be long.
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
