@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 )
 
@@ -46,6 +47,13 @@ func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g glo
 	if err != nil {
 		return Fails, []string{"cilium/ebpf: apply CO-RE relocations: " + err.Error()}, nil
 	}
+	return judge(insns, prog.Instructions, poison, g)
+}
+
+// judge walks relocated instructions and says which poisoned ones the
+// verifier reaches; source is the program before relocation, whose line
+// info the poisoned instructions lost.
+func judge(insns, source asm.Instructions, poison map[int]string, g globals) (Verdict, []string, []string) {
 	if len(poison) == 0 {
 		return Loads, nil, nil
 	}
@@ -54,7 +62,7 @@ func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g glo
 
 	var fails, unsure, guarded []string
 	for _, pc := range slices.Sorted(maps.Keys(poison)) {
-		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(prog.Instructions, pc))
+		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(source, pc))
 		why, reached := w.hits[pc]
 		switch {
 		case !reached:

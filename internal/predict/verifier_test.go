@@ -1,7 +1,6 @@
 package predict
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -122,11 +121,7 @@ func TestVerifierAgrees(t *testing.T) {
 	kernels := append(kerneltest.Corpus(t), running)
 	specs := make([]*btf.Spec, len(kernels))
 	for i, k := range kernels {
-		spec, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF))
-		if err != nil {
-			t.Fatalf("%s: %v", k.Name, err)
-		}
-		specs[i] = spec
+		specs[i] = kernelSpec(t, k)
 	}
 
 	var total, confirmed, contradicted, unknown, untested int
