@@ -40,7 +40,7 @@ func (w *walker) jump(s *state, ins *asm.Instruction) (*state, bool) {
 	// equality with a constant; so does the walk.
 	if a.k == lost || b.k == lost {
 		if s.why == -1 {
-			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not (read from .rodata or .kconfig, or computed by a division, negation or byte swap)", s.pc, sourceOf(w.insns, s.pc)))
+			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not track (read from .rodata or .kconfig, or computed by a division, negation or byte swap)", s.pc, sourceOf(w.insns, s.pc)))
 		}
 	}
 	taken := s.clone()
@@ -214,17 +214,13 @@ func (w *walker) exit(s *state) bool {
 	return true
 }
 
-// sourceOf is the C line of instruction pc, or of the closest one
-// before it in the same function that carries one, quoted.
+// sourceOf is the C line that line info gives instruction pc, quoted,
+// or nothing where the instruction has none of its own: the line before
+// it is often an inlined caller's, which misleads more than it helps.
 func sourceOf(insns asm.Instructions, pc int) string {
-	for i := pc; i >= 0; i-- {
-		if src := insns[i].Source(); src != nil {
-			if line := fmt.Sprint(src); line != "" {
-				return fmt.Sprintf(" (%q)", trimSource(line))
-			}
-		}
-		if i != pc && insns[i].Symbol() != "" {
-			break
+	if src := insns[pc].Source(); src != nil {
+		if line := fmt.Sprint(src); line != "" {
+			return fmt.Sprintf(" (%q)", trimSource(line))
 		}
 	}
 	return ""

@@ -18,8 +18,8 @@
 #include "common.h"
 
 struct task_struct {
-	int mm_cid;
 	int pid;
+	int mm_cid;
 } __core;
 
 struct task_struct___fake {
