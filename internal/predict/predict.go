@@ -121,3 +121,19 @@ func trimSource(line string) string {
 	}
 	return line
 }
+
+// Objects is Collection for BPF object files, each read with
+// ebpf.LoadCollectionSpec and named by its path: the predictions for one
+// kernel, in a form a harness that loads the same objects on that kernel
+// compares its verdicts with.
+func Objects(paths []string, kernel string, targets []*btf.Spec, opts *Options) ([]Prediction, error) {
+	var out []Prediction
+	for _, path := range paths {
+		coll, err := ebpf.LoadCollectionSpec(path)
+		if err != nil {
+			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", path, err)
+		}
+		out = append(out, Collection(path, coll, kernel, targets, opts)...)
+	}
+	return out, nil
+}

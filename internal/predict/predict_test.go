@@ -142,3 +142,22 @@ func TestRelocationError(t *testing.T) {
 		t.Error("no program fails with cilium/ebpf's ambiguity error")
 	}
 }
+
+// TestObjects: the path-taking wrapper names each prediction by object
+// path and kernel, and names the file it cannot read.
+func TestObjects(t *testing.T) {
+	k := kerneltest.ByName(t, "6.12.118+deb12-amd64")
+	targets := []*btf.Spec{kernelSpec(t, k)}
+	obj := filepath.Join(kerneltest.Dir(), "objects", "guards-el.o")
+	preds, err := Objects([]string{obj}, k.Name, targets, &Options{Release: k.Release})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(preds) != 14 || preds[0].Object != obj || preds[0].Kernel != k.Name || preds[0].Program != "combined_guard" {
+		t.Fatalf("%d predictions, first %+v", len(preds), preds[0])
+	}
+	missing := filepath.Join(t.TempDir(), "missing.o")
+	if _, err := Objects([]string{missing}, k.Name, targets, nil); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing object: %v", err)
+	}
+}
