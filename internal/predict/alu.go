@@ -47,7 +47,12 @@ func (w *walker) alu(s *state, ins *asm.Instruction) value {
 		if (op == asm.And || op == asm.Mul) && (dst.k == scalar && dst.n == 0 || src.k == scalar && src.n == 0) {
 			return known(0)
 		}
-		return blur(dst, src)
+		if op == asm.Div || op == asm.Mod {
+			return blur(dst, src)
+		}
+		// The verifier follows the operation but does not know an
+		// operand: it does not know the result either.
+		return unknownOf(dst, src)
 	}
 
 	a, b := truncate(dst.n, width), truncate(src.n, width)

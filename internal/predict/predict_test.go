@@ -62,7 +62,15 @@ func TestGuards(t *testing.T) {
 		"spilled_guard":  {Loads, Loads},
 		"combined_guard": {Loads, Loads},
 		// The guard is a .rodata value the user sets at load time.
-		"rodata_guarded": {Unknown, Loads},
+		"rodata_guarded":     {Unknown, Loads},
+		"runtime_and_guard":  {Loads, Loads},
+		"runtime_only":       {Fails, Loads},
+		"size_not_a_guard":   {Fails, Loads},
+		"loop_guard":         {Loads, Loads},
+		"callback_guarded":   {Loads, Loads},
+		"callback_unguarded": {Fails, Loads},
+		// LINUX_KERNEL_VERSION comes from .kconfig, filled at load time.
+		"version_guarded": {Unknown, Loads},
 	}
 	kernels := kerneltest.Corpus(t)
 	if r := kerneltest.Running(t); globalsFor(r.Release) == globalsLazy {
@@ -112,6 +120,7 @@ func TestReasonsNameFields(t *testing.T) {
 		{"field_guarded", "", "byte_off task_struct.mm_cid poisoned at insn 3"},
 		{"missing_guarded", "", "byte_off task_struct___fake.btfembed_missing poisoned"},
 		{"rodata_guarded", `the jump at insn 2 ("if (read_cid)")`, ""},
+		{"callback_unguarded", "byte_off task_struct.mm_cid poisoned at insn 8 in loop_body_unguarded", ""},
 	} {
 		p := got[tt.program]
 		if tt.reason != "" && !strings.Contains(strings.Join(p.Reasons, "\n"), tt.reason) {
@@ -153,7 +162,7 @@ func TestObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(preds) != 14 || preds[0].Object != obj || preds[0].Kernel != k.Name || preds[0].Program != "combined_guard" {
+	if len(preds) != 21 || preds[0].Object != obj || preds[0].Kernel != k.Name || preds[0].Program != "callback_guarded" {
 		t.Fatalf("%d predictions, first %+v", len(preds), preds[0])
 	}
 	missing := filepath.Join(t.TempDir(), "missing.o")

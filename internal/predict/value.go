@@ -48,6 +48,18 @@ func blur(vs ...value) value {
 	return value{k: unknown}
 }
 
+// unknownOf is the result of an operation the verifier follows exactly
+// on operands not all known: lost if the walk lost one, unknown
+// otherwise.
+func unknownOf(vs ...value) value {
+	for _, v := range vs {
+		if v.k == lost {
+			return value{k: lost}
+		}
+	}
+	return value{}
+}
+
 func signExtend(n uint64, width int) uint64 {
 	shift := 64 - width
 	return uint64(int64(n<<shift) >> shift)

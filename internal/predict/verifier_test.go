@@ -76,8 +76,18 @@ func agrees(p Prediction, o outcome) int {
 }
 
 // validationObjects are the little-endian objects with CO-RE
-// relocations of the repository and cilium/ebpf's CO-RE test objects.
+// relocations of the repository, cilium/ebpf's CO-RE test objects, and
+// those matching the space-separated globs in $BTFEMBED_PREDICT_OBJECTS
+// (to validate on other objects: bcc's libbpf-tools, an agent's own).
 func validationObjects(t *testing.T) []string {
+	var extra []string
+	for _, pattern := range strings.Fields(os.Getenv("BTFEMBED_PREDICT_OBJECTS")) {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatalf("$BTFEMBED_PREDICT_OBJECTS: %v", err)
+		}
+		extra = append(extra, m...)
+	}
 	objs, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*-el.o"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +97,7 @@ func validationObjects(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(objs, cilium...)
+	return append(append(objs, cilium...), extra...)
 }
 
 // TestVerifierAgrees loads every program of every validation object on

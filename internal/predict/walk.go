@@ -237,9 +237,11 @@ func (w *walker) loadImm(s *state, ins *asm.Instruction) value {
 // isReadOnlyData tells the global data maps that cilium/ebpf freezes
 // before loading programs, so the verifier reads them as constants:
 // .rodata (const volatile variables, set by the user at load time) and
-// .kconfig (set by the loader from the running kernel's configuration).
-func isReadOnlyData(name string) bool {
-	return strings.HasPrefix(name, ".rodata") || name == ".kconfig"
+// .kconfig (set by the loader from the running kernel: LINUX_KERNEL_VERSION,
+// CONFIG_*). cilium/ebpf's ELF reader marks a .kconfig load with
+// metadata of its own and no reference (elf_reader.go, kconfigMetaKey).
+func isReadOnlyData(ref string) bool {
+	return strings.HasPrefix(ref, ".rodata") || ref == ".kconfig" || ref == ""
 }
 
 func (w *walker) load(s *state, ins *asm.Instruction) value {

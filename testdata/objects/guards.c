@@ -13,7 +13,12 @@
  * Each guarded program reads the missing member only behind a CO-RE
  * existence check, which clang compiles to a relocated constant that a
  * conditional jump tests: the verifier prunes the read where the constant
- * is 0. Each unguarded one reads it on every path.
+ * is 0. Each unguarded one reads it on a path the verifier follows. The
+ * guards come in the shapes compiled code has: in the function, in a
+ * static function whose return value is tested, spilled to the stack,
+ * combined arithmetically or with a runtime condition, in a loop, in a
+ * bpf_loop callback; and two the prediction cannot decide, a .rodata
+ * variable and LINUX_KERNEL_VERSION (.kconfig), both set at load time.
  */
 #include "common.h"
 
@@ -183,6 +188,91 @@ SEC("kprobe/do_nanosleep")
 int rodata_guarded(void *ctx)
 {
 	if (read_cid)
+		KEEP(0, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+/* A guard and a runtime condition together. */
+SEC("kprobe/do_nanosleep")
+int runtime_and_guard(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid();
+
+	if (pid > 100 && bpf_core_field_exists(((struct task_struct *)0)->mm_cid))
+		KEEP(0, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+/* A runtime condition alone does not guard. */
+SEC("kprobe/do_nanosleep")
+int runtime_only(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid();
+
+	if (pid > 100)
+		KEEP(0, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+/* The member's size is no guard: where the member does not exist, the
+ * size relocation is poisoned, not 0. */
+SEC("kprobe/do_nanosleep")
+int size_not_a_guard(void *ctx)
+{
+	if (bpf_core_field_size(((struct task_struct *)0)->mm_cid) == 4)
+		KEEP(0, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+/* A guard in a bounded loop. */
+SEC("kprobe/do_nanosleep")
+int loop_guard(void *ctx)
+{
+	for (int i = 0; i < 4; i++) {
+		if (bpf_core_field_exists(((struct task_struct *)0)->mm_cid))
+			KEEP(i, BPF_CORE_READ(current_task(), mm_cid));
+		else
+			KEEP(i, i);
+	}
+	return 0;
+}
+
+static int loop_body(__u32 i, void *data)
+{
+	if (bpf_core_field_exists(((struct task_struct *)0)->mm_cid))
+		KEEP(1, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+static int loop_body_unguarded(__u32 i, void *data)
+{
+	KEEP(1, BPF_CORE_READ(current_task(), mm_cid));
+	return 0;
+}
+
+/* Guarded and unguarded reads in bpf_loop callbacks. */
+SEC("kprobe/do_nanosleep")
+int callback_guarded(void *ctx)
+{
+	bpf_loop(2, loop_body, 0, 0);
+	return 0;
+}
+
+SEC("kprobe/do_nanosleep")
+int callback_unguarded(void *ctx)
+{
+	bpf_loop(2, loop_body_unguarded, 0, 0);
+	return 0;
+}
+
+/* The kernel version as the guard: cilium/ebpf fills .kconfig from the
+ * running kernel, which the prediction does not know. */
+extern int LINUX_KERNEL_VERSION __kconfig;
+
+SEC("kprobe/do_nanosleep")
+int version_guarded(void *ctx)
+{
+	if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(6, 4, 0))
 		KEEP(0, BPF_CORE_READ(current_task(), mm_cid));
 	return 0;
 }
