@@ -34,6 +34,10 @@
 // walk does not track ranges: a jump that only the verifier's range
 // tracking decides (rare in compiled code) is explored both ways.
 //
+// Only CO-RE is predicted: a program may still fail for other reasons
+// (a helper or kfunc the kernel lacks, which cilium/ebpf poisons at load
+// time from the running kernel, a program type, the verifier's limits).
+//
 // Global functions are verified on their own, with unknown arguments and
 // an unknown return value; from Linux 6.8 only where a call to them is
 // reached, before that always (see Options.Release).

@@ -148,7 +148,7 @@ func (w *walker) call(s *state, ins *asm.Instruction) bool {
 	} else if !ins.IsBuiltinCall() && !ins.IsKfuncCall() {
 		w.stop(s.pc, "indirect call")
 		return false
-	} else {
+	} else if !readsOnly[ins.Constant] || ins.IsKfuncCall() {
 		w.helperWrites(s)
 	}
 	f := s.top()
@@ -156,6 +156,19 @@ func (w *walker) call(s *state, ins *asm.Instruction) bool {
 	f.regs[0] = value{}
 	s.pc++
 	return true
+}
+
+// readsOnly holds the helpers, among those programs call most, that only
+// read memory through their pointer arguments: the stack they point to
+// keeps what the walk knows.
+var readsOnly = map[int64]bool{
+	int64(asm.FnMapLookupElem):   true,
+	int64(asm.FnMapUpdateElem):   true,
+	int64(asm.FnMapDeleteElem):   true,
+	int64(asm.FnTracePrintk):     true,
+	int64(asm.FnPerfEventOutput): true,
+	int64(asm.FnMapPushElem):     true,
+	int64(asm.FnRingbufOutput):   true,
 }
 
 // helperWrites forgets the stack a helper may write through pointer

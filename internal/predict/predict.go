@@ -77,7 +77,9 @@ func judge(insns, source asm.Instructions, poison map[int]string, g globals) (Ve
 	case len(fails) > 0:
 		return Fails, fails, guarded
 	case len(w.giveUp) > 0:
-		return Unknown, append(w.giveUp, unsure...), guarded
+		// What the walk did not reach before giving up is not known
+		// to be guarded.
+		return Unknown, append(w.giveUp, unsure...), nil
 	case len(unsure) > 0:
 		return Unknown, unsure, guarded
 	}
