@@ -20,6 +20,12 @@ func jmp(ins asm.Instruction, off int16) asm.Instruction {
 	return ins
 }
 
+// storeImm64 is `*(u64 *)(r10 + off) = v`, which asm.StoreImm does not
+// build.
+func storeImm64(off int16, v int64) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: asm.RFP, Offset: off, Constant: v}
+}
+
 // TestWalk runs the walk on hand-written programs, each with one
 // poisoned instruction, for the patterns compiled code uses to guard it
 // and for the ones where the walk must say it does not know.
@@ -87,7 +93,7 @@ func TestWalk(t *testing.T) {
 			poisonCall(),
 		), Unknown, "may know"},
 		{"helper overwrites the spill", prog(
-			asm.StoreImm(asm.RFP, -8, 0, asm.DWord),
+			storeImm64(-8, 0),
 			asm.Mov.Reg(asm.R1, asm.RFP),
 			asm.Add.Imm(asm.R1, -8),
 			asm.Mov.Imm(asm.R2, 8),
@@ -97,7 +103,7 @@ func TestWalk(t *testing.T) {
 			poisonCall(),
 		), Fails, ""},
 		{"helper that only reads keeps the spill", prog(
-			asm.StoreImm(asm.RFP, -16, 0, asm.DWord),
+			storeImm64(-16, 0),
 			asm.Mov.Reg(asm.R2, asm.RFP),
 			asm.Add.Imm(asm.R2, -8),
 			asm.LoadMapPtr(asm.R1, 0),
@@ -107,7 +113,7 @@ func TestWalk(t *testing.T) {
 			poisonCall(),
 		), Loads, ""},
 		{"helper writing an unknown size", prog(
-			asm.StoreImm(asm.RFP, -8, 0, asm.DWord),
+			storeImm64(-8, 0),
 			asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
 			asm.Mov.Reg(asm.R1, asm.RFP),
 			asm.Add.Imm(asm.R1, -16),
