@@ -1,4 +1,4 @@
-package generator
+package main
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 func TestProgress(t *testing.T) {
 	for _, terminal := range []bool{false, true} {
 		var out bytes.Buffer
-		p := NewProgress(&out, terminal, 0)
+		p := newProgress(&out, terminal, 0)
 		p.Total(3)
 		p.Done("debian/12/x86_64/a", nil)
 		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))
