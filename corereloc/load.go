@@ -12,18 +12,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // Relocation is one CO-RE relocation record of an object's .BTF.ext.
 type Relocation struct {
-	Object   string        // path of the object, as given to Load
-	Section  string        // ELF section of the instruction ("kprobe/do_exit", ".text")
-	Program  string        // function symbol holding the instruction, "" if none
-	InsnOff  uint32        // byte offset of the instruction in Section
-	TypeID   rawbtf.TypeID // local type, an ID in the object's .BTF
-	TypeName string        // name of the local type ("task_struct___old")
-	Access   string        // access string ("0:1:2"), "0" for type kinds
+	Object   string     // path of the object, as given to Load
+	Section  string     // ELF section of the instruction ("kprobe/do_exit", ".text")
+	Program  string     // function symbol holding the instruction, "" if none
+	InsnOff  uint32     // byte offset of the instruction in Section
+	TypeID   btf.TypeID // local type, an ID in the object's .BTF
+	TypeName string     // name of the local type ("task_struct___old")
+	Access   string     // access string ("0:1:2"), "0" for type kinds
 	Kind     Kind
 
 	accessor []int // Access parsed
@@ -39,8 +41,9 @@ func (r *Relocation) String() string {
 type Object struct {
 	Path        string
 	ByteOrder   binary.ByteOrder
-	BTF         *rawbtf.Spec // nil if the object has no .BTF
 	Relocations []Relocation
+
+	btf *rawbtf.Spec // nil if the object has no .BTF
 }
 
 // Load reads the CO-RE relocations of the BPF ELF objects at paths. An
@@ -112,17 +115,17 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 		}
 		return obj, nil
 	}
-	obj.BTF, err = rawbtf.Parse(btfData, nil)
+	obj.btf, err = rawbtf.Parse(btfData, nil)
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF: %w", err)
 	}
-	if obj.BTF.ByteOrder() != f.ByteOrder {
-		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.BTF.ByteOrder(), f.ByteOrder)
+	if obj.btf.ByteOrder() != f.ByteOrder {
+		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.btf.ByteOrder(), f.ByteOrder)
 	}
 	if extData == nil {
 		return obj, nil
 	}
-	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.BTF)
+	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.btf)
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF.ext: %w", err)
 	}
@@ -279,7 +282,7 @@ func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec
 		Object:  obj,
 		Section: sec,
 		InsnOff: bo.Uint32(b),
-		TypeID:  rawbtf.TypeID(bo.Uint32(b[4:])),
+		TypeID:  btf.TypeID(bo.Uint32(b[4:])),
 		Kind:    Kind(bo.Uint32(b[12:])),
 	}
 	if !r.Kind.valid() {
