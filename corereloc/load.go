@@ -197,21 +197,20 @@ func sectionData(f *elf.File, name string, fileSize int64) ([]byte, error) {
 }
 
 // .BTF.ext layout (struct btf_ext_header in tools/lib/bpf/libbpf_internal.h):
-// magic u16, version u8, flags u8, hdr_len u32, func_info_off/len,
+// magic u16 (BTF's), version u8, flags u8, hdr_len u32, func_info_off/len,
 // line_info_off/len, then, if hdr_len covers them, core_relo_off/len.
 // Offsets count from the end of the header.
 const (
 	extHeaderMinLen  = 24
 	extHeaderCORELen = 32
 	coreReloSize     = 16 // struct bpf_core_relo: insn_off, type_id, access_str_off, kind
-	btfMagic         = 0xeb9f
 )
 
 func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
 	if len(data) < extHeaderMinLen {
 		return nil, fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
 	}
-	if magic := bo.Uint16(data); magic != btfMagic {
+	if magic := bo.Uint16(data); magic != rawbtf.Magic {
 		return nil, fmt.Errorf("offset 0: bad magic %#x", magic)
 	}
 	if v := data[2]; v != 1 {

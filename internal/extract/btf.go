@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
@@ -34,9 +35,12 @@ func WholeBTF(data []byte) ([]byte, error) {
 	return blob, nil
 }
 
-// btfMagics are the first four bytes of version-1 BTF in either byte order
-// (magic 0xeB9F, version 1, flags 0).
-var btfMagics = [][]byte{{0x9f, 0xeb, 1, 0}, {0xeb, 0x9f, 1, 0}}
+// btfMagics are the first four bytes of BTF in either byte order: magic,
+// version, flags 0.
+var btfMagics = [][]byte{
+	append(binary.LittleEndian.AppendUint16(nil, rawbtf.Magic), rawbtf.Version, 0),
+	append(binary.BigEndian.AppendUint16(nil, rawbtf.Magic), rawbtf.Version, 0),
+}
 
 // IsRawBTF tells whether data starts with the BTF magic.
 func IsRawBTF(data []byte) bool {
