@@ -131,11 +131,7 @@ func build(res *Result, extra []touch) (*minimized, error) {
 // encode adds the kept types ids of target spec, in order, to enc.
 func encode(enc *rawbtf.Encoder, targets []*rawbtf.Spec, spec int, ids []rawbtf.TypeID, m marks, newIDs []map[rawbtf.TypeID]rawbtf.TypeID) ([]byte, error) {
 	remap := func(id rawbtf.TypeID) rawbtf.TypeID {
-		s := spec
-		if s > 0 && id < targets[s].FirstID() {
-			s = 0
-		}
-		return newIDs[s][id] // 0 (void) if not kept
+		return newIDs[keyOf(targets, spec, id).spec][id] // 0 (void) if not kept
 	}
 	for _, id := range ids {
 		t, err := targets[spec].Type(id)
