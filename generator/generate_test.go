@@ -137,7 +137,7 @@ func TestGenerateReport(t *testing.T) {
 		want    string
 		present bool
 	}{
-		{&table, "debian/12/x86_64/6.12.118+deb12-amd64", true},
+		{&table, "x86_64/6.12.118+deb12-amd64 (debian 12)", true},
 		{&table, "bpf_core_type_id_kernel", true},
 		// guards.c: read unguarded, task_struct.mm_cid fails on 6.1.
 		{&table, "  field_unguarded  ", true},
