@@ -2,7 +2,11 @@ package predict
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -37,7 +41,7 @@ func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm
 	var b btf.Builder
 	fixups, err := btf.CORERelocate(relos, targets, bo, b.Add)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, relocationErrors(relos, targets, bo, err)
 	}
 	for i, f := range fixups {
 		if err := f.Apply(&insns[at[i]]); err != nil {
@@ -48,6 +52,33 @@ func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm
 		}
 	}
 	return insns, poisoned, nil
+}
+
+// relocationErrors names every local type whose relocations cilium/ebpf
+// refuses. CORERelocate stops at the first, and which one is first
+// depends on map order (it relocates per local type); relocating each
+// local type's relocations alone, in type ID order, gives every error,
+// in the same order on every run.
+func relocationErrors(relos []*btf.CORERelocation, targets []*btf.Spec, bo binary.ByteOrder, first error) error {
+	byType := map[uint64][]*btf.CORERelocation{}
+	for _, r := range relos {
+		id := uint64(0)
+		if m := reloString.FindStringSubmatch(r.String()); m != nil {
+			id, _ = strconv.ParseUint(m[3], 10, 32)
+		}
+		byType[id] = append(byType[id], r)
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(byType)) {
+		var b btf.Builder
+		if _, err := btf.CORERelocate(byType[id], targets, bo, b.Add); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return first
+	}
+	return errors.Join(errs...)
 }
 
 // isPoison recognizes the two instructions COREFixup.Apply writes in

@@ -45,7 +45,11 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g globals) (Verdict, []string, []string) {
 	insns, poison, err := relocate(prog, local, targets)
 	if err != nil {
-		return Fails, []string{"cilium/ebpf: apply CO-RE relocations: " + err.Error()}, nil
+		var reasons []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
+		}
+		return Fails, reasons, nil
 	}
 	return judge(insns, prog.Instructions, poison, g)
 }

@@ -132,8 +132,9 @@ func TestReasonsNameFields(t *testing.T) {
 	}
 }
 
-// TestRelocationError: a relocation cilium/ebpf refuses (ambiguous
-// candidates) fails the program with cilium/ebpf's error.
+// TestRelocationError: relocations cilium/ebpf refuses (ambiguous
+// candidates) fail the program with cilium/ebpf's error for each local
+// type, in type order whatever the order cilium/ebpf met them in.
 func TestRelocationError(t *testing.T) {
 	coll, err := ebpf.LoadCollectionSpec(filepath.Join(kerneltest.Dir(), "objects", "candidates-el.o"))
 	if err != nil {
@@ -141,14 +142,26 @@ func TestRelocationError(t *testing.T) {
 	}
 	k := kerneltest.ByName(t, "6.12.118+deb12-amd64")
 	spec := kernelSpec(t, k)
-	var failed bool
-	for _, p := range Collection("candidates-el.o", coll, k.Name, []*btf.Spec{spec}, nil) {
-		if p.Verdict == Fails && strings.HasPrefix(p.Reasons[0], "cilium/ebpf: apply CO-RE relocations: ") && strings.Contains(p.Reasons[0], "ambiguous") {
-			failed = true
-		}
+	want := []string{
+		`relocate Struct:"elf_thread_core_info": byte_off: multiple types match`,
+		`relocate Struct:"elf_thread_core_info___chars": byte_off: multiple types match`,
+		`relocate Struct:"irq_info": byte_off: multiple types match`,
 	}
-	if !failed {
-		t.Error("no program fails with cilium/ebpf's ambiguity error")
+	for range 3 {
+		var got Prediction
+		for _, p := range Collection("candidates-el.o", coll, k.Name, []*btf.Spec{spec}, nil) {
+			if p.Program == "disagree" {
+				got = p
+			}
+		}
+		if got.Verdict != Fails || len(got.Reasons) != len(want) {
+			t.Fatalf("disagree: %s %q", got.Verdict, got.Reasons)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(got.Reasons[i], "cilium/ebpf: apply CO-RE relocations: ") || !strings.Contains(got.Reasons[i], w) {
+				t.Errorf("reason %d: %q, want cilium/ebpf's %q", i, got.Reasons[i], w)
+			}
+		}
 	}
 }
 
