@@ -220,6 +220,7 @@ func (w *walker) exit(s *state) bool {
 		r0 = value{}
 	}
 	s.frames = s.frames[:len(s.frames)-1]
+	s.dropDangling()
 	caller := s.top()
 	caller.clobber()
 	caller.regs[0] = r0

@@ -53,6 +53,28 @@ func (s *state) clone() *state {
 	return c
 }
 
+// dropDangling forgets pointers into frames that have returned, which a
+// function may have left in its caller's stack: the verifier would
+// refuse to use them.
+func (s *state) dropDangling() {
+	dangling := func(v value) bool {
+		return (v.k == stackPtr || v.k == stackVar) && int(v.frame) >= len(s.frames)
+	}
+	for i := range s.frames {
+		f := &s.frames[i]
+		for r, v := range f.regs {
+			if dangling(v) {
+				f.regs[r] = value{}
+			}
+		}
+		for j, sl := range f.stack {
+			if dangling(sl.v) {
+				f.stack[j].v = value{}
+			}
+		}
+	}
+}
+
 // clobber marks r1-r5 unknown, as a call does.
 func (f *frame) clobber() {
 	for r := 1; r <= 5; r++ {
