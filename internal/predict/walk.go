@@ -176,6 +176,10 @@ func (w *walker) isCond(pc int) bool {
 // path ends.
 func (w *walker) step(s *state) (*state, bool) {
 	ins := &w.insns[s.pc]
+	if ins.Dst > asm.R10 || ins.Src > asm.R10 {
+		w.stop(s.pc, "no such register") // the verifier refuses it
+		return nil, false
+	}
 	switch ins.OpCode.Class() {
 	case asm.ALUClass, asm.ALU64Class:
 		if ins.Dst == asm.R10 {
