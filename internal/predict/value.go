@@ -61,6 +61,9 @@ func unknownOf(vs ...value) value {
 }
 
 func signExtend(n uint64, width int) uint64 {
+	if width <= 0 || width >= 64 {
+		return n
+	}
 	shift := 64 - width
 	return uint64(int64(n<<shift) >> shift)
 }

@@ -10,7 +10,7 @@ import (
 
 // maxSteps bounds the instructions the walk executes for one program,
 // like the verifier's limit of one million processed instructions.
-const maxSteps = 1 << 21
+const maxSteps = 1 << 20
 
 // globals says when the verifier checks a global function.
 type globals uint8

@@ -156,6 +156,12 @@ func TestWalk(t *testing.T) {
 			jmp(asm.Ja.Label(""), -1),
 			poisonCall(),
 		), Unknown, "gave up"},
+		{"loop that counts too far", prog(
+			asm.Mov.Imm(asm.R1, 0),
+			asm.Add.Imm(asm.R1, 1),
+			jmp(asm.JNE.Imm(asm.R1, 0, ""), -2),
+			poisonCall(),
+		), Unknown, "gave up"},
 		{"poisoned 64-bit load", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 2),
