@@ -68,7 +68,10 @@ func (w *walker) typ(side int, id rawbtf.TypeID) (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	w.log = append(w.log, touch{key: key{side, id}, what: touchType})
+	if id != 0 {
+		// Void is no type record: every BTF has it, as ID 0.
+		w.log = append(w.log, touch{key: key{side, id}, what: touchType})
+	}
 	return node{t, side}, nil
 }
 
