@@ -174,6 +174,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for k := range table {
 			table[k] = make([]candResult, len(cands))
 		}
+		var kept []int // candidates whose logs were merged
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
@@ -199,8 +200,9 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 					fails = append(fails, pending{ref, c, slices.Clone(w.log)})
 				}
 			}
-			if keep {
+			if keep && !sameAsKept(table, kept, ci) {
 				res.marks.merge(logs)
+				kept = append(kept, ci)
 			}
 			// A dropped candidate may still be in the output, as the
 			// type of something kept: check its mismatches too.
@@ -210,6 +212,28 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	}
 	res.failPrograms()
 	return res, nil
+}
+
+// sameAsKept reports whether candidate ci computes, for every relocation,
+// the same fixup without error as one of the kept candidates. Such a
+// candidate changes no decision, neither cilium/ebpf's (it scores the
+// same as its twin and agrees with it) nor libbpf's (every candidate that
+// fits must agree), so the minimized BTF does without it.
+func sameAsKept(table [][]candResult, kept []int, ci int) bool {
+	for _, cj := range kept {
+		same := true
+		for _, row := range table {
+			a, b := row[ci], row[cj]
+			if a.err != nil || b.err != nil || a.fix != b.fix {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
 }
 
 // failPrograms marks Failed every relocation of a program in which one

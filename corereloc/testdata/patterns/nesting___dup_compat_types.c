@@ -31,11 +31,11 @@ struct core_nesting___dup_compat_types__3 {
 	struct {
 		int a;
 		int c;
-		long more;
 	} a;
 	union {
 		int b;
 	} b;
+	long more[2];
 };
 
 TARGET(struct core_nesting___dup_compat_types *t1,
