@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: GPL-2.0
-/* types___none.c: none of the types. */
-#include "patterns.h"
-
-struct core_types_other {
-	int a;
-};
-
-TARGET(struct core_types_other *o)
