@@ -15,12 +15,14 @@ import (
 )
 
 // TestLibbpfAgrees lets libbpf judge the minimized BTF: for every test
-// object (each -el object: libbpf loads only the host's byte order) on
-// every kernel, libbpf's CO-RE decisions with btf_custom_path = the
-// minimized BTF must equal those with the full BTF.
+// object and the execsnoop example (each little-endian object: libbpf
+// loads only the host's byte order) on every kernel, minimized for the
+// object alone and for all of them together, libbpf's CO-RE decisions
+// with btf_custom_path = the minimized BTF must equal those with the full
+// BTF.
 func TestLibbpfAgrees(t *testing.T) {
 	if testing.Short() {
-		t.Skip("loads every object twice per kernel with libbpf")
+		t.Skip("loads every object three times per kernel with libbpf")
 	}
 	loader := libbpftest.Build(t)
 	var objs []string
@@ -29,6 +31,7 @@ func TestLibbpfAgrees(t *testing.T) {
 			objs = append(objs, o)
 		}
 	}
+	objs = append(objs, "../examples/execsnoop/bpf/execsnoop_bpfel.o")
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			data, err := k.load()
@@ -42,9 +45,12 @@ func TestLibbpfAgrees(t *testing.T) {
 			}
 			for _, obj := range objs {
 				t.Run(filepath.Base(obj), func(t *testing.T) {
-					libbpfAgrees(t, loader, obj, raw, full)
+					libbpfAgrees(t, loader, []string{obj}, raw, full)
 				})
 			}
+			t.Run("all", func(t *testing.T) {
+				libbpfAgrees(t, loader, objs, raw, full)
+			})
 		})
 	}
 }
@@ -62,15 +68,15 @@ func TestLibbpfAgreesCilium(t *testing.T) {
 		if err := os.WriteFile(full, raw.Raw(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		libbpfAgrees(t, loader, obj, raw, full)
+		libbpfAgrees(t, loader, []string{obj}, raw, full)
 	})
 }
 
-// libbpfAgrees minimizes raw (whose file is full) for obj and compares
-// libbpf's decisions on both.
-func libbpfAgrees(t *testing.T, loader *libbpftest.Loader, obj string, raw *rawbtf.Spec, full string) {
+// libbpfAgrees minimizes raw (whose file is full) for objs together and
+// compares libbpf's decisions on both, object by object.
+func libbpfAgrees(t *testing.T, loader *libbpftest.Loader, objs []string, raw *rawbtf.Spec, full string) {
 	t.Helper()
-	res := matchObjects(t, []string{obj}, raw)
+	res := matchObjects(t, objs, raw)
 	blob, _, err := Minimize(res)
 	if err != nil {
 		t.Fatal(err)
@@ -79,22 +85,24 @@ func libbpfAgrees(t *testing.T, loader *libbpftest.Loader, obj string, raw *rawb
 	if err := os.WriteFile(min, blob, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want, err := loader.Decide(obj, full)
-	if errors.Is(err, libbpftest.ErrNoBPF) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := loader.Decide(obj, min)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want.Relocations) == 0 && want.Err == "" {
-		t.Fatalf("libbpf states no CO-RE decision for %s:\n%s", obj, want.Log)
-	}
-	for _, d := range libbpftest.Diff(want, got) {
-		t.Errorf("libbpf on full BTF vs minimized: %s", d)
+	for _, obj := range objs {
+		want, err := loader.Decide(obj, full)
+		if errors.Is(err, libbpftest.ErrNoBPF) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := loader.Decide(obj, min)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Relocations) == 0 && want.Err == "" {
+			t.Fatalf("libbpf states no CO-RE decision for %s:\n%s", obj, want.Log)
+		}
+		for _, d := range libbpftest.Diff(want, got) {
+			t.Errorf("%s: libbpf on full BTF vs minimized: %s", filepath.Base(obj), d)
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func TestPatternsLibbpf(t *testing.T) {
 	for _, p := range patterns(t) {
 		t.Run(p.name, func(t *testing.T) {
 			raw, _, path := p.targetBTF(t)
-			libbpfAgrees(t, loader, p.prog, raw, path)
+			libbpfAgrees(t, loader, []string{p.prog}, raw, path)
 		})
 	}
 }
