@@ -169,6 +169,15 @@ func bpftoolSize(t *testing.T, raw *rawbtf.Spec, objPaths []string) string {
 				}
 				break
 			}
+			if _, why, ok := strings.Cut(line, "can't be satisfied for "); ok {
+				msg = "can't be satisfied for " + why
+				break
+			}
+		}
+		if strings.HasPrefix(msg, "error matching candidate") {
+			// The candidate's access spec can be 64 indices long:
+			// keep the error number.
+			msg = "error matching candidate: " + msg[strings.LastIndex(msg, " ")+1:]
 		}
 		return "fails: " + msg
 	}
