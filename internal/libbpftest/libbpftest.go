@@ -106,7 +106,13 @@ func (l *Loader) Decide(obj, target string) (*Decisions, error) {
 		}
 		return nil, fmt.Errorf("loader %s %s: %w: %s", obj, target, err, msg)
 	}
+	return parse(out, obj, target)
+}
+
+// parse reads the loader's output for obj against target.
+func parse(out []byte, obj, target string) (*Decisions, error) {
 	var spec *btf.Spec // the target, parsed on the first target_type_id
+	var err error
 	d := &Decisions{Relocations: make(map[string]string), Log: string(out)}
 	kinds := make(map[string]string)
 	done := false
@@ -182,7 +188,11 @@ func Diff(a, b *Decisions) []string {
 		out = append(out, fmt.Sprintf("CO-RE step: %q vs %q", a.Err, b.Err))
 	}
 	for relo, da := range a.Relocations {
-		if db, ok := b.Relocations[relo]; !ok || da != db {
+		db, ok := b.Relocations[relo]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: %q vs none", relo, da))
+		case da != db:
 			out = append(out, fmt.Sprintf("%s: %q vs %q", relo, da, db))
 		}
 	}
