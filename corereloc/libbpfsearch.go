@@ -23,6 +23,15 @@ func (w *walker) libbpfFindMember(typ node, name string, rawLen int) int {
 		idx  int
 	}
 	var path []step
+	// A composite searched at some spec length without result gives
+	// none again: remembering it bounds the search by types × lengths
+	// where BTF shares anonymous composites (libbpf would search them
+	// again, taking exponential time on hostile BTF).
+	type state struct {
+		k      key
+		rawLen int
+	}
+	fruitless := make(map[state]bool)
 	logPath := func() {
 		for _, s := range path {
 			w.touchMember(s.comp, s.idx)
@@ -31,6 +40,10 @@ func (w *walker) libbpfFindMember(typ node, name string, rawLen int) int {
 	}
 	var search func(comp node, rawLen int) (int, bool)
 	search = func(comp node, rawLen int) (int, bool) {
+		st := state{w.key(comp), rawLen}
+		if fruitless[st] {
+			return rawLen, false
+		}
 		for j := range comp.Vlen {
 			if rawLen == libbpfSpecMaxLen {
 				// libbpf gives up before looking at member j: keep
@@ -65,7 +78,11 @@ func (w *walker) libbpfFindMember(typ node, name string, rawLen int) int {
 			// without the member decides nothing.
 			w.log = w.log[:mark]
 		}
+		fruitless[st] = true
 		return rawLen, false
+	}
+	if rawLen >= libbpfSpecMaxLen {
+		return rawLen // libbpf gave up before this member
 	}
 	n, _ := search(typ, rawLen)
 	return n
