@@ -31,7 +31,7 @@ func (w *walker) libbpfFindMember(typ node, name string, rawLen int) int {
 		k      key
 		rawLen int
 	}
-	fruitless := make(map[state]bool)
+	var fruitless map[state]bool // made on first use: most searches need none
 	logPath := func() {
 		for _, s := range path {
 			w.touchMember(s.comp, s.idx)
@@ -77,6 +77,9 @@ func (w *walker) libbpfFindMember(typ node, name string, rawLen int) int {
 			// libbpf skips anonymous non-composites, and a branch
 			// without the member decides nothing.
 			w.log = w.log[:mark]
+		}
+		if fruitless == nil {
+			fruitless = make(map[state]bool)
 		}
 		fruitless[st] = true
 		return rawLen, false
