@@ -115,9 +115,10 @@ type candResult struct {
 // is for unusable targets.
 //
 // Besides outcomes, Match records what of the targets the relocations
-// depend on: every candidate that fits at least one relocation, and the
-// types, members and enumerators each computation read. Minimize builds
-// the BTF from that.
+// depend on: every candidate that fits at least one relocation (but one
+// of several whose fixups are all alike), and the types, members and
+// enumerators each computation read, for cilium/ebpf's and libbpf's way
+// of computing it. Minimize builds the BTF from that.
 func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("no target BTF")
