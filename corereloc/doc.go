@@ -27,7 +27,7 @@
 // whole.
 //
 // Minimize keeps every candidate that fits at least one relocation (but
-// one of several that decide exactly alike), with what its computations
+// those another candidate decides for alike), with what its computations
 // read, so that every relocation gives the same fixup, miss or error with
 // the output as with the full BTF, for cilium/ebpf and for libbpf: where
 // the two search differently (libbpf looks for members depth first, with

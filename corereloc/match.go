@@ -115,8 +115,8 @@ type candResult struct {
 // is for unusable targets.
 //
 // Besides outcomes, Match records what of the targets the relocations
-// depend on: every candidate that fits at least one relocation (but one
-// of several whose fixups are all alike), and the types, members and
+// depend on: every candidate that fits at least one relocation and is not
+// dominated by another (see dominated), and the types, members and
 // enumerators each computation read, for cilium/ebpf's and libbpf's way
 // of computing it. Minimize builds the BTF from that.
 func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
@@ -175,7 +175,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for k := range table {
 			table[k] = make([]candResult, len(cands))
 		}
-		var kept []int // candidates whose logs were merged
+		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
@@ -201,13 +201,17 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 					fails = append(fails, pending{ref, c, slices.Clone(w.log)})
 				}
 			}
-			if keep && !sameAsKept(table, kept, ci) {
-				res.marks.merge(logs)
-				kept = append(kept, ci)
+			if keep {
+				fitLogs[ci] = logs
 			}
 			// A dropped candidate may still be in the output, as the
 			// type of something kept: check its mismatches too.
 			res.pending = append(res.pending, fails...)
+		}
+		for ci, logs := range fitLogs {
+			if logs != nil && !dominated(table, ci) {
+				res.marks.merge(logs)
+			}
 		}
 		res.score(refs, cands, table)
 	}
@@ -215,22 +219,45 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	return res, nil
 }
 
-// sameAsKept reports whether candidate ci computes, for every relocation,
-// the same fixup without error as one of the kept candidates. Such a
-// candidate changes no decision, neither cilium/ebpf's (it scores the
-// same as its twin and agrees with it) nor libbpf's (every candidate that
-// fits must agree), so the minimized BTF does without it.
-func sameAsKept(table [][]candResult, kept []int, ci int) bool {
-	for _, cj := range kept {
-		same := true
+// dominated reports whether another candidate decides every relocation
+// that candidate ci fits the same way, and every one ci misses either the
+// same way or by fitting it. Such a candidate changes no decision:
+//   - cilium/ebpf: in each group ci scores no better than its dominator;
+//     where it scores the same, both fit the same relocations with the same
+//     fixups and miss the others alike, so the tie agrees.
+//   - libbpf: every relocation ci fits, its dominator fits alike, so the
+//     fitting candidates still agree, and narrowing the candidate list to
+//     those that fit a relocation drops ci whenever it drops the dominator.
+//
+// Of candidates that decide everything alike, the first one is kept. A
+// candidate with an error anywhere is never dropped nor a dominator.
+func dominated(table [][]candResult, ci int) bool {
+	if len(table) == 0 {
+		return false
+	}
+	for cj := range table[0] {
+		if cj == ci {
+			continue
+		}
+		dominates, alike := true, true
 		for _, row := range table {
-			a, b := row[ci], row[cj]
-			if a.err != nil || b.err != nil || a.fix != b.fix {
-				same = false
+			c, d := row[ci], row[cj]
+			if c.err != nil || d.err != nil {
+				return false
+			}
+			switch {
+			case c.fix == d.fix:
+			case c.fix.failed() && !d.fix.failed():
+				alike = false // cj fits where ci misses
+			default:
+				dominates = false
+			}
+			if !dominates {
 				break
 			}
 		}
-		if same {
+		// Alike candidates dominate each other: keep the first.
+		if dominates && (!alike || cj < ci) {
 			return true
 		}
 	}
