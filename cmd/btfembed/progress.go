@@ -1,4 +1,4 @@
-package generator
+package main
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/btfembed/btfembed/generator"
 )
 
-// NewProgress reports progress on w: a live bar (kernels done, rate, ETA)
+// newProgress reports progress on w: a live bar (kernels done, rate, ETA)
 // when w is a terminal, else a plain line every interval and one per
 // failure, which reads well in CI logs.
-func NewProgress(w io.Writer, terminal bool, interval time.Duration) Progress {
+func newProgress(w io.Writer, terminal bool, interval time.Duration) generator.Progress {
 	if terminal {
 		bar := progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(w),

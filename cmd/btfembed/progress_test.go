@@ -1,4 +1,4 @@
-package generator
+package main
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 func TestProgress(t *testing.T) {
 	for _, terminal := range []bool{false, true} {
 		var out bytes.Buffer
-		p := NewProgress(&out, terminal, 0)
+		p := newProgress(&out, terminal, 0)
 		p.Total(3)
-		p.Done("debian/12/x86_64/a", nil)
+		p.Done("x86_64/a (debian 12)", nil)
 		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))
-		p.Done("debian/12/x86_64/c", errors.New("verification failed"))
+		p.Done("x86_64/c (debian 12)", errors.New("verification failed"))
 		got := out.String()
-		want := []string{"skipped /corpus/b.btf.tar.xz: truncated", "debian/12/x86_64/c: verification failed"}
+		want := []string{"skipped /corpus/b.btf.tar.xz: truncated", "x86_64/c (debian 12): verification failed"}
 		if terminal {
 			want = append(want, "kernels", "/3, ")
 		} else {
