@@ -21,7 +21,8 @@ import (
 // not relocate the objects like its full BTF does.
 var ErrVerify = errors.New("minimized BTF fails verification")
 
-// Report is what a generate run found: the coverage of every kernel, the
+// Report is what a generate run found: the coverage of every kernel and
+// whether each program loads there (the load prediction), the
 // kernels it skipped and the size of what it embedded. It is written as
 // JSON with -report and as a table on the terminal.
 type Report struct {
@@ -35,7 +36,7 @@ type Report struct {
 	Duration     time.Duration `json:"-"`
 }
 
-// KernelReport is one kernel's coverage.
+// KernelReport is one kernel's coverage and load prediction.
 type KernelReport struct {
 	Arch    string `json:"arch"`
 	Release string `json:"release"`

@@ -82,7 +82,7 @@ func parseGenerateFlags(stderr io.Writer, args []string) (*generateFlags, []stri
 	fs.StringVar(&f.kernels, "kernels", "", "only kernel releases matching this `glob` (\"6.1.*\")")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "kernels processed at once")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
-	fs.StringVar(&f.report, "report", "", "write the coverage report as JSON to `file`")
+	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
