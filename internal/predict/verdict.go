@@ -25,9 +25,6 @@ func (v Verdict) String() string {
 	return fmt.Sprintf("Verdict(%d)", v)
 }
 
-// MarshalText writes the verdict as its name, for JSON.
-func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
-
 // Prediction is the verdict on one program of one object on one kernel.
 type Prediction struct {
 	Object  string
