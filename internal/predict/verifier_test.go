@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -134,7 +136,7 @@ func TestVerifierAgrees(t *testing.T) {
 		specs[i] = kernelSpec(t, k)
 	}
 
-	var total, confirmed, contradicted, unknown, untested int
+	var total, confirmed, contradicted, unknown, untested, sameInsn int
 	byOutcome := map[string]int{}
 	for _, path := range validationObjects(t) {
 		coll, err := ebpf.LoadCollectionSpec(path)
@@ -150,6 +152,13 @@ func TestVerifierAgrees(t *testing.T) {
 				switch agrees(p, o) {
 				case 1:
 					confirmed++
+					if o == poisoned {
+						if at, ok := sameInstruction(coll.Programs[p.Program], p, err); ok {
+							sameInsn++
+						} else {
+							t.Errorf("%s: the verifier stopped at poisoned insn %d (raw), which the prediction %q does not name", p, at, p.Reasons)
+						}
+					}
 				case -1:
 					contradicted++
 					t.Errorf("%s: predicted %s %q, verifier: %s: %v", p, p.Verdict, p.Reasons, outcomeNames[o], err)
@@ -175,11 +184,51 @@ func TestVerifierAgrees(t *testing.T) {
 	for _, k := range keys {
 		t.Logf("prediction/verifier %s: %d", k, byOutcome[k])
 	}
-	t.Logf("%d program x kernel pairs: %d confirmed, %d contradicted, %d unknown, %d not tested (rejected for a reason unrelated to CO-RE); match rate %d/%d tested",
-		total, confirmed, contradicted, unknown, untested, confirmed, confirmed+contradicted)
+	t.Logf("%d program x kernel pairs: %d confirmed, %d contradicted, %d unknown, %d not tested (rejected for a reason unrelated to CO-RE); match rate %d/%d tested; "+
+		"the verifier stopped at a poisoned instruction the prediction named in %d/%d",
+		total, confirmed, contradicted, unknown, untested, confirmed, confirmed+contradicted, sameInsn, byOutcome["fails/poisoned"])
 	if confirmed == 0 {
 		t.Error("no prediction was tested")
 	}
+}
+
+// verifierPoison finds, in the verifier's log, the instruction it
+// rejected as poisoned: "17: (85) call unknown#195896080" or
+// "17: (18) r10 = 0xbad2310".
+var verifierPoison = regexp.MustCompile(fmt.Sprintf(`^(\d+): \((?:85\) call unknown#%d|18\) r10 = 0x%x)`, btf.COREBadRelocationSentinel, btf.COREBadRelocationSentinel))
+
+// predictedInsn finds the instructions a reason names.
+var predictedInsn = regexp.MustCompile(`^reachable: .* poisoned at insn (\d+)`)
+
+// sameInstruction checks that the poisoned instruction the verifier
+// stopped at (a raw offset in its log) is one the prediction names (an
+// index into the program's instructions).
+func sameInstruction(prog *ebpf.ProgramSpec, p Prediction, err error) (int, bool) {
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) {
+		return -1, false
+	}
+	at := -1
+	for _, line := range ve.Log {
+		if m := verifierPoison.FindStringSubmatch(line); m != nil {
+			at, _ = strconv.Atoi(m[1])
+		}
+	}
+	raw := 0
+	offsets := map[int]int{} // instruction index to raw offset
+	for i, ins := range prog.Instructions {
+		offsets[i] = raw
+		raw += int(ins.Width())
+	}
+	for _, r := range p.Reasons {
+		if m := predictedInsn.FindStringSubmatch(r); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			if offsets[i] == at {
+				return at, true
+			}
+		}
+	}
+	return at, false
 }
 
 // firstLine is the start of a verifier error, whose log can be long.
