@@ -19,6 +19,10 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 )
 
-tool github.com/btfembed/btfembed/cmd/btfembed
+tool (
+	github.com/btfembed/btfembed/cmd/btfembed
+	github.com/cilium/ebpf/cmd/bpf2go
+)

@@ -30,16 +30,6 @@ func loadObjects(paths []string) (*objects, error) {
 		return nil, err
 	}
 	o := &objects{names: paths, relos: relos}
-	seen := map[string]bool{}
-	for _, obj := range relos {
-		for _, r := range obj.Relocations {
-			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
-				seen[name] = true
-				o.local = append(o.local, name)
-			}
-		}
-	}
-	slices.Sort(o.local)
 	for _, p := range paths {
 		coll, err := ebpf.LoadCollectionSpec(p)
 		if err != nil {
@@ -47,7 +37,37 @@ func loadObjects(paths []string) (*objects, error) {
 		}
 		o.colls = append(o.colls, coll)
 	}
+	o.local = localNames(relos)
 	return o, nil
+}
+
+// localNames lists, sorted, the essential names of the local types the
+// objects relocate.
+func localNames(relos []*corereloc.Object) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, obj := range relos {
+		for _, r := range obj.Relocations {
+			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// subset is the objects at the indices, sharing what is loaded.
+func (o *objects) subset(indices []int) *objects {
+	s := &objects{}
+	for _, i := range indices {
+		s.names = append(s.names, o.names[i])
+		s.relos = append(s.relos, o.relos[i])
+		s.colls = append(s.colls, o.colls[i])
+	}
+	s.local = localNames(s.relos)
+	return s
 }
 
 // kernelResult is one kernel's embedded entry and its report.

@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -41,6 +42,9 @@ type KernelReport struct {
 	Distro  string `json:"distro,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path"`
+	// Objects are the objects checked against this kernel and embedded
+	// for it: those that pair with its architecture.
+	Objects []string `json:"objects"`
 	// Types and Bytes describe the minimized vmlinux BTF.
 	Types   int            `json:"types"`
 	Bytes   int            `json:"bytes"`
@@ -84,9 +88,10 @@ type Skipped struct {
 func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
 	kr := KernelReport{
 		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
-		Path:  k.Path,
-		Types: int(min.NextID() - 1),
-		Bytes: len(min.Raw()),
+		Path:    k.Path,
+		Objects: o.names,
+		Types:   int(min.NextID() - 1),
+		Bytes:   len(min.Raw()),
 	}
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
@@ -124,12 +129,10 @@ func statusWord(out corereloc.Outcome) string {
 	return out.Status.String()
 }
 
+// key is the kernel's key as the runtime spells it, in its errors and in
+// Selection.Key, so the names in the table are the ones an agent prints.
 func (kr *KernelReport) key() string {
-	s := kr.Arch + "/" + kr.Release
-	if kr.Distro != "" {
-		s = kr.Distro + "/" + kr.Version + "/" + s
-	}
-	return s
+	return btfruntime.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }
 
 // WriteJSON writes the report as indented JSON.

@@ -1,0 +1,162 @@
+package generator
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/runtime"
+)
+
+func TestPairObject(t *testing.T) {
+	header := func(t *testing.T, name string) []byte {
+		t.Helper()
+		h, err := readELFHeader(filepath.Join(kerneltest.Dir(), "objects", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	el, eb := header(t, "fields-el.o"), header(t, "fields-eb.o")
+	notBPF, err := readELFHeader("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		header  []byte
+		want    []string // kernel arches accepted, of knownArches
+		wantErr string
+	}{
+		{"bpf_x86_bpfel.o", el, []string{"i386", "x86_64"}, ""},
+		{"bpf_arm64_bpfel.o", el, []string{"arm64"}, ""},
+		{"agent_powerpc_bpfeb.o", eb, []string{"ppc64"}, ""},
+		{"agent_powerpc_bpfel.o", el, []string{"ppc64le"}, ""},
+		{"bpf_s390_bpfeb.o", eb, []string{"s390x"}, ""},
+		{"bpf_bpfel.o", el, []string{"arm", "arm64", "i386", "loongarch64", "mips64el", "ppc64le", "riscv64", "x86_64"}, ""},
+		{"bpf_bpfeb.o", eb, []string{"ppc64", "s390x"}, ""},
+		{"my_tool_bpfel.o", el, []string{"arm", "arm64", "i386", "loongarch64", "mips64el", "ppc64le", "riscv64", "x86_64"}, ""},
+		{"fields-eb.o", eb, []string{"ppc64", "s390x"}, ""},
+		{"bpf_x86_bpfeb.o", el, nil, "named bpfeb"},
+		{"bpf_s390_bpfel.o", el, nil, "never bpfel"},
+		{"bpf_bpfel.o", notBPF, nil, "want EM_BPF"},
+		{"bpf_bpfel.o", []byte("short"), nil, "not an ELF file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := pairObject(tc.name, tc.header)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := archesFor([]pairing{p}); !slices.Equal(got, tc.want) {
+				t.Errorf("pairs with %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKernelArch(t *testing.T) {
+	for goarch, want := range map[string]string{
+		"amd64": "x86_64", "arm64": "arm64", "386": "i386", "riscv64": "riscv64",
+		"s390x": "s390x", "ppc64le": "ppc64le", "loong64": "loongarch64", "mips": "", "wasm": "",
+	} {
+		if got := KernelArch(goarch); got != want {
+			t.Errorf("KernelArch(%s) = %q, want %q", goarch, got, want)
+		}
+	}
+}
+
+// TestGeneratePairs checks that an object is matched only against the
+// kernels it pairs with: an x86 object is not checked on arm64 kernels,
+// and ObjectArches narrows a generic object.
+func TestGeneratePairs(t *testing.T) {
+	src := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	x86 := filepath.Join(dir, "bpf_x86_bpfel.o")
+	generic := filepath.Join(dir, "bpf_bpfel.o")
+	for _, p := range []string{x86, generic} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		objects []string
+		narrow  map[string][]string
+		want    map[string][]string // kernel arch -> objects checked
+		wantErr string
+	}{
+		{"x86 object", []string{x86}, nil, map[string][]string{"x86_64": {x86}}, ""},
+		{"generic object", []string{generic}, nil, map[string][]string{"x86_64": {generic}, "arm64": {generic}}, ""},
+		{"both", []string{x86, generic}, nil, map[string][]string{"x86_64": {x86, generic}, "arm64": {generic}}, ""},
+		{"generic narrowed", []string{generic}, map[string][]string{generic: {"aarch64"}}, map[string][]string{"arm64": {generic}}, ""},
+		{"x86 narrowed to arm64", []string{x86}, map[string][]string{x86: {"arm64"}}, nil, "not with arm64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Generate(t.Context(), &Args{Objects: tc.objects, ObjectArches: tc.narrow, Corpus: testCorpus()})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, k := range res.Report.Kernels {
+				seen[k.Arch] = true
+				if want, ok := tc.want[k.Arch]; !ok || !slices.Equal(k.Objects, want) {
+					t.Errorf("%s: checked %v, want %v", k.key(), k.Objects, want)
+				}
+			}
+			for arch := range tc.want {
+				if !seen[arch] {
+					t.Errorf("no %s kernel processed", arch)
+				}
+			}
+		})
+	}
+}
+
+// TestForArch splits a result by architecture: each part holds only its
+// architecture's kernels, and an architecture without kernels gives an
+// empty payload the runtime opens.
+func TestForArch(t *testing.T) {
+	res := generated(t)
+	total := 0
+	for _, arch := range []string{"x86_64", "arm64", "riscv64"} {
+		part, err := res.ForArch(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assets, err := runtime.Open(part.Payload)
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
+		}
+		for _, k := range assets.Kernels() {
+			if k.Arch != arch {
+				t.Errorf("%s payload holds %s", arch, k)
+			}
+		}
+		if len(part.Report.Kernels) != len(assets.Kernels()) {
+			t.Errorf("%s: report lists %d kernels, payload %d", arch, len(part.Report.Kernels), len(assets.Kernels()))
+		}
+		total += len(assets.Kernels())
+	}
+	if total != len(res.Report.Kernels) {
+		t.Errorf("parts hold %d kernels, the whole %d", total, len(res.Report.Kernels))
+	}
+}
