@@ -81,20 +81,9 @@ func (p pairing) String() string {
 // pairObject decides the kernels an object pairs with, from its ELF
 // header and its bpf2go file name.
 func pairObject(path string, header []byte) (pairing, error) {
-	if len(header) < 20 || string(header[:4]) != elf.ELFMAG {
-		return pairing{}, fmt.Errorf("%s: not an ELF file", path)
-	}
-	var order binary.ByteOrder
-	switch elf.Data(header[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		order = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		order = binary.BigEndian
-	default:
-		return pairing{}, fmt.Errorf("%s: ELF data encoding %d", path, header[elf.EI_DATA])
-	}
-	if m := elf.Machine(order.Uint16(header[18:])); m != elf.EM_BPF {
-		return pairing{}, fmt.Errorf("%s: ELF machine %s, want %s", path, m, elf.EM_BPF)
+	order, err := bpfByteOrder(path, header)
+	if err != nil {
+		return pairing{}, err
 	}
 	p := pairing{bigEndian: order == binary.BigEndian}
 	stem := strings.TrimSuffix(filepath.Base(path), ".o")
@@ -124,6 +113,27 @@ func pairObject(path string, header []byte) (pairing, error) {
 	}
 	p.arches = arches
 	return p, nil
+}
+
+// bpfByteOrder checks that an ELF header is a BPF object's and returns its
+// byte order.
+func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
+	if len(header) < 20 || string(header[:4]) != elf.ELFMAG {
+		return nil, fmt.Errorf("%s: not an ELF file", path)
+	}
+	var order binary.ByteOrder
+	switch elf.Data(header[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		order = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		order = binary.BigEndian
+	default:
+		return nil, fmt.Errorf("%s: ELF data encoding %d", path, header[elf.EI_DATA])
+	}
+	if m := elf.Machine(order.Uint16(header[18:])); m != elf.EM_BPF {
+		return nil, fmt.Errorf("%s: ELF machine %s, want %s", path, m, elf.EM_BPF)
+	}
+	return order, nil
 }
 
 // archesFor lists the kernel architectures that at least one of the
