@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/generator/corpus"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // Args configures Generate.
@@ -164,7 +164,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 				results[i].entry.Key, results[i-1].report.Path, results[i].report.Path)
 		}
 	}
-	entries := make([]btfruntime.Entry, len(results))
+	entries := make([]encode.Entry, len(results))
 	report := &Report{Objects: args.Objects, Skipped: skipped}
 	for i, r := range results {
 		entries[i] = r.entry
@@ -182,7 +182,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 // figures.
 func encode(entries []btfruntime.Entry, report *Report) (*Result, error) {
 	var payload bytes.Buffer
-	if err := btfruntime.Encode(&payload, entries, nil); err != nil {
+	if err := encode.Write(&payload, entries, nil); err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
 	blobs := map[string]bool{}
