@@ -12,6 +12,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Args configures Generate.
@@ -22,7 +23,7 @@ type Args struct {
 	// its byte order for generic BPF (see pair.go).
 	Objects []string
 	// ObjectArches, where it names an object, narrows the kernel
-	// architectures (any spelling runtime.NormalizeArch knows) the object
+	// architectures (any spelling kernelkey.NormalizeArch knows) the object
 	// pairs with to these: the go:generate mode passes the architectures of
 	// the GOARCHes a package embeds the object for. Naming one the object
 	// cannot run on is an error.
@@ -46,12 +47,12 @@ type Args struct {
 
 // Result is the output of Generate.
 type Result struct {
-	// Payload is the embedded format (package runtime) holding every
+	// Payload is the embedded format (package internal/payload) holding every
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
 
-	entries []btfruntime.Entry // sorted by key, as in Payload
+	entries []encode.Entry // sorted by key, as in Payload
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -170,7 +171,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
 	}
-	res, err := encode(entries, report)
+	res, err := encodeResult(entries, report)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 
 // encode writes the payload of entries and completes the report's size
 // figures.
-func encode(entries []btfruntime.Entry, report *Report) (*Result, error) {
+func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
 	var payload bytes.Buffer
 	if err := encode.Write(&payload, entries, nil); err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
@@ -195,15 +196,15 @@ func encode(entries []btfruntime.Entry, report *Report) (*Result, error) {
 }
 
 // ForArch is the part of the result for the kernels of one architecture
-// (any spelling runtime.NormalizeArch knows): what a binary built for
+// (any spelling kernelkey.NormalizeArch knows): what a binary built for
 // that architecture embeds. With no such kernel, its payload holds none,
 // and the runtime then serves only kernels with BTF of their own.
 func (r *Result) ForArch(arch string) (*Result, error) {
-	if a, ok := btfruntime.NormalizeArch(arch); ok {
+	if a, ok := kernelkey.NormalizeArch(arch); ok {
 		arch = a
 	}
 	report := &Report{Duration: r.Report.Duration}
-	var entries []btfruntime.Entry
+	var entries []encode.Entry
 	for i, e := range r.entries {
 		if e.Key.Arch != arch {
 			continue
@@ -220,7 +221,7 @@ func (r *Result) ForArch(arch string) (*Result, error) {
 	slices.SortFunc(report.Objects, func(a, b string) int {
 		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
 	})
-	res, err := encode(entries, report)
+	res, err := encodeResult(entries, report)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // An object is checked, and embedded for, only the kernels it can run on.
@@ -32,7 +32,7 @@ import (
 
 // linuxArches maps bpf2go's Linux architecture names (its __TARGET_ARCH_*
 // suffixes, cilium/ebpf cmd/bpf2go/gen/target.go) to the kernel
-// architectures (runtime.NormalizeArch spelling) they compile for, by byte
+// architectures (kernelkey.NormalizeArch spelling) they compile for, by byte
 // order.
 var linuxArches = map[string]map[bool][]string{ // name -> big endian? -> kernel arches
 	"x86":       {false: {"i386", "x86_64"}},
@@ -45,12 +45,12 @@ var linuxArches = map[string]map[bool][]string{ // name -> big endian? -> kernel
 	"s390":      {true: {"s390x"}},
 }
 
-// bigEndianArches are the kernel architectures (runtime.NormalizeArch
+// bigEndianArches are the kernel architectures (kernelkey.NormalizeArch
 // spelling) that run big-endian; every other one is little-endian.
 var bigEndianArches = []string{"ppc64", "s390x"}
 
 // knownArches are the kernel architectures the pairing knows, in the
-// runtime.NormalizeArch spelling.
+// kernelkey.NormalizeArch spelling.
 var knownArches = []string{"arm", "arm64", "i386", "loongarch64", "mips64el", "ppc64", "ppc64le", "riscv64", "s390x", "x86_64"}
 
 // pairing is the set of kernel architectures one object pairs with.
@@ -137,7 +137,7 @@ func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
 }
 
 // archesFor lists the kernel architectures that at least one of the
-// pairings accepts, in the runtime.NormalizeArch spelling.
+// pairings accepts, in the kernelkey.NormalizeArch spelling.
 func archesFor(pairings []pairing) []string {
 	var arches []string
 	for _, a := range knownArches {
@@ -148,11 +148,11 @@ func archesFor(pairings []pairing) []string {
 	return arches
 }
 
-// KernelArch is the kernel architecture (runtime.NormalizeArch spelling)
+// KernelArch is the kernel architecture (kernelkey.NormalizeArch spelling)
 // that a Go program built for goarch runs on, or "" when btfembed knows
 // none (mips, mipsle and mips64 have no kernels in BTF corpora).
 func KernelArch(goarch string) string {
-	a, ok := btfruntime.NormalizeArch(goarch)
+	a, ok := kernelkey.NormalizeArch(goarch)
 	if !ok || !slices.Contains(knownArches, a) {
 		return ""
 	}
@@ -177,7 +177,7 @@ func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) 
 		if arches, ok := narrow[name]; ok {
 			var keep []string
 			for _, a := range arches {
-				a, _ = btfruntime.NormalizeArch(a)
+				a, _ = kernelkey.NormalizeArch(a)
 				if !p.accepts(a) {
 					return nil, fmt.Errorf("%s pairs with %s, not with %s kernels", name, p, a)
 				}
@@ -234,7 +234,7 @@ func kernelArches(byArch map[string]*objects, filter []string) ([]string, error)
 	}
 	var keep []string
 	for _, a := range filter {
-		if n, _ := btfruntime.NormalizeArch(a); slices.Contains(arches, n) && !slices.Contains(keep, n) {
+		if n, _ := kernelkey.NormalizeArch(a); slices.Contains(arches, n) && !slices.Contains(keep, n) {
 			keep = append(keep, n)
 		}
 	}

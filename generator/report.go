@@ -14,7 +14,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -132,7 +132,7 @@ func statusWord(out corereloc.Outcome) string {
 // key is the kernel's key as the runtime spells it, in its errors and in
 // Selection.Key, so the names in the table are the ones an agent prints.
 func (kr *KernelReport) key() string {
-	return btfruntime.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
+	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }
 
 // WriteJSON writes the report as indented JSON.
