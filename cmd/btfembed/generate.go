@@ -105,15 +105,17 @@ func writeGenerateHelp(w io.Writer) error {
 
 // parseGenerateFlags parses the command line of the generate mode and
 // returns the flags and the objects named, globs expanded.
-func parseGenerateFlags(stderr io.Writer, args []string) (*generateFlags, []string, error) {
+func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []string, error) {
 	f := &generateFlags{}
-	fs := newGenerateFlagSet(f, stderr)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), `Run "btfembed -h" for help.`) }
+	// The error is printed once, by main; -h prints the help to stdout.
+	fs := newGenerateFlagSet(f, io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			writeGenerateHelp(stdout)
 			return nil, nil, err
 		}
-		return nil, nil, usagef("%w", err)
+		return nil, nil, usagef("%w (btfembed -h lists the flags)", err)
 	}
 	if f.pkg == "" {
 		return nil, nil, usagef("-pkg is required outside go generate ($GOPACKAGE is unset)")
@@ -156,7 +158,7 @@ func (f *generateFlags) goFile() (string, error) {
 }
 
 func runGenerate(stdout, stderr io.Writer, args []string) error {
-	f, objs, err := parseGenerateFlags(stderr, args)
+	f, objs, err := parseGenerateFlags(stdout, args)
 	if err != nil {
 		return err
 	}
