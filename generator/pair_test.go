@@ -160,3 +160,20 @@ func TestForArch(t *testing.T) {
 		t.Errorf("parts hold %d kernels, the whole %d", total, len(res.Report.Kernels))
 	}
 }
+
+// TestReportCountsPairedKernels: "on n/m kernels" counts, in m, only the
+// kernels the object was checked on.
+func TestReportCountsPairedKernels(t *testing.T) {
+	r := &Report{Kernels: []KernelReport{
+		{Arch: "x86_64", Release: "a", Objects: []string{"bpf_x86_bpfel.o"}, Unresolved: []Relocation{{Object: "bpf_x86_bpfel.o", Kind: "byte_off", Type: "pt_regs", Status: "poisoned"}}},
+		{Arch: "x86_64", Release: "b", Objects: []string{"bpf_x86_bpfel.o"}},
+		{Arch: "arm64", Release: "c", Objects: []string{"bpf_arm64_bpfel.o"}},
+	}}
+	var b strings.Builder
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "poisoned on 1/2 kernels") {
+		t.Errorf("table does not count the x86 object's two kernels:\n%s", b.String())
+	}
+}

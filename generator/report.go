@@ -189,7 +189,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			u := f.rel
 			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
 				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
-				len(f.kernels), len(r.Kernels), abbreviate(f.kernels, 4))
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4))
 			if u.Reason != "" {
 				fmt.Fprintf(w, ": %s", u.Reason)
 			}
@@ -209,6 +209,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkedOn counts the kernels an object was checked against: those of
+// the architectures it pairs with.
+func (r *Report) checkedOn(object string) int {
+	n := 0
+	for _, k := range r.Kernels {
+		if slices.Contains(k.Objects, object) {
+			n++
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {
