@@ -2,15 +2,18 @@
 // CO-RE eBPF objects with github.com/cilium/ebpf, so they run on kernels
 // that do not expose BTF themselves.
 //
-// Run from go:generate, next to the objects bpf2go produced:
+// Run from go:generate, after bpf2go:
 //
-//	//go:generate go tool btfembed -corpus ./btfhub-archive bpf_bpfel.o
+//	//go:generate go tool bpf2go -target amd64,arm64 bpf bpf/agent.c
+//	//go:generate go tool btfembed -corpus ./btfhub-archive
 //
-// Without a subcommand btfembed generates: for every kernel of the corpus
-// it computes the minimal BTF the objects' CO-RE relocations need, checks
-// it against cilium/ebpf's own relocation of the full BTF, and writes Go
-// source that embeds the result with a runtime selector. The subcommands
-// are the steps on their own:
+// Without a subcommand btfembed generates: it finds the BPF objects the
+// package embeds for each GOARCH (or takes the objects named), computes
+// for every kernel of the corpus the minimal BTF that the CO-RE
+// relocations of the objects of the kernel's architecture need, checks it
+// against cilium/ebpf's own relocation of the full BTF, and writes Go
+// source per GOARCH that embeds the result with a runtime selector. The
+// subcommands are the steps on their own:
 //
 //	btfembed min [-B base] <kernel-btf> <out.btf> <obj>...   like bpftool gen min_core_btf
 //	btfembed distill -B <base> <module> <out.base.btf> <out.split.btf>
@@ -19,7 +22,9 @@
 //	btfembed corpus ls <dir>
 //	btfembed inspect [-B base] <payload or BTF file>...
 //
-// Run "btfembed <subcommand> -h" for the flags of each.
+// "btfembed -h" lists the flags and subcommands, "btfembed help <subcommand>"
+// shows one's arguments. Errors in the command line exit with status 2,
+// other failures with 1.
 package main
 
 import (
