@@ -138,7 +138,12 @@ func embeddedFor(ctx context.Context, dir, goarch string) ([]string, error) {
 		// patterns here; those that match nothing embed nothing.
 		files = nil
 		for _, p := range pkg.EmbedPatterns {
-			matches, err := filepath.Glob(filepath.Join(pkg.Dir, strings.TrimPrefix(p, "all:")))
+			// go/packages gives the patterns as absolute paths.
+			p = strings.TrimPrefix(p, "all:")
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(pkg.Dir, p)
+			}
+			matches, err := filepath.Glob(p)
 			if err != nil {
 				return nil, fmt.Errorf("embed pattern %q: %w", p, err)
 			}
