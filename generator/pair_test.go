@@ -177,3 +177,43 @@ func TestReportCountsPairedKernels(t *testing.T) {
 		t.Errorf("table does not count the x86 object's two kernels:\n%s", b.String())
 	}
 }
+
+// TestPairingPtRegs is the case pairing exists for: bpf2go's x86 and
+// arm64 objects of one kprobe read pt_regs members that only their own
+// architecture's kernels have. Paired, no kernel reports an unresolved
+// relocation; the x86 object unpaired (named so that only its byte order
+// is known) is checked on arm64 too, where its pt_regs reads are poisoned.
+func TestPairingPtRegs(t *testing.T) {
+	dir := filepath.Join(kerneltest.Dir(), "objects", "bpf2go")
+	x86, arm64 := filepath.Join(dir, "kprobe_x86_bpfel.o"), filepath.Join(dir, "kprobe_arm64_bpfel.o")
+	res, err := Generate(t.Context(), &Args{Objects: []string{x86, arm64}, Corpus: testCorpus()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range res.Report.Kernels {
+		if len(k.Unresolved) > 0 {
+			t.Errorf("%s: %d unresolved relocations, first %+v", k.key(), len(k.Unresolved), k.Unresolved[0])
+		}
+	}
+
+	data, err := os.ReadFile(x86)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpaired := filepath.Join(t.TempDir(), "kprobe.o")
+	if err := os.WriteFile(unpaired, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Generate(t.Context(), &Args{Objects: []string{unpaired}, Corpus: testCorpus()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range res.Report.Kernels {
+		poisoned := slices.ContainsFunc(k.Unresolved, func(r Relocation) bool {
+			return r.Type == "pt_regs" && r.Status == "poisoned"
+		})
+		if poisoned != (k.Arch == "arm64") {
+			t.Errorf("%s: pt_regs poisoned %v, want %v", k.key(), poisoned, k.Arch == "arm64")
+		}
+	}
+}
