@@ -110,7 +110,9 @@ func Emit(w io.Writer, args EmitArgs) error {
 func docComment(ident string, r *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s returns the kernel BTF that btfembed embedded in this package", ident)
-	if r != nil {
+	if r != nil && len(r.Kernels) == 0 {
+		b.WriteString(":\nno kernel, as the corpus has none of this architecture, so only kernels\nwith BTF of their own are served.")
+	} else if r != nil {
 		perArch := map[string]int{}
 		for _, k := range r.Kernels {
 			perArch[k.Arch]++

@@ -40,6 +40,14 @@ func TestEmitGolden(t *testing.T) {
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
 			Report:      report,
 		}},
+		// A GOARCH without kernels in the corpus.
+		{"kernelbtf_386.go.golden", EmitArgs{
+			Package:     "agent",
+			GOARCH:      "386",
+			PayloadFile: "kernelbtf_386.btfembed",
+			Command:     "go tool btfembed -pkg agent -corpus btfhub",
+			Report:      &Report{PayloadBytes: 34},
+		}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got bytes.Buffer

@@ -19,8 +19,8 @@ var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
-// minimized BTF for 0 kernels () in 0 distinct blobs, 34 bytes,
-// for the CO-RE relocations of .
+// no kernel, as the corpus has none of this architecture, so only kernels
+// with BTF of their own are served.
 //
 // At start-up, pass the result of its CollectionOptions method to
 // ebpf.NewCollectionWithOptions, or call Select for the BTF alone.
