@@ -104,10 +104,11 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	for range workers {
 		wg.Go(func() {
 			for k := range jobs {
+				// The corpus filter (opts.Arch) keeps only kernels of
+				// architectures some object pairs with.
 				objs := byArch[k.Key.Arch]
 				if objs == nil {
-					// Only a corpus file whose arch its path did not tell
-					// can get here: the filter sees the arch once read.
+					cancel(fmt.Errorf("kernel %s (%s): no object pairs with architecture %q", k.Key, k.Path, k.Key.Arch))
 					progress.Done(k.Key.String(), nil)
 					continue
 				}
@@ -179,7 +180,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	return res, nil
 }
 
-// encode writes the payload of entries and completes the report's size
+// encodeResult writes the payload of entries and completes the report's size
 // figures.
 func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
 	var payload bytes.Buffer
