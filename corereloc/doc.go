@@ -6,10 +6,12 @@
 //
 // The pipeline is
 //
-//	objs, _ := corereloc.Load("prog.o")                // .BTF + .BTF.ext
-//	res, _ := corereloc.Match(objs, []*rawbtf.Spec{vmlinux, module...})
+//	objs, _ := corereloc.Load("prog.o")                   // .BTF + .BTF.ext
+//	vmlinux, _ := corereloc.NewTarget(vmlinuxBTF, nil)    // raw kernel BTF
+//	module, _ := corereloc.NewTarget(moduleBTF, vmlinux)  // split over it
+//	res, _ := corereloc.Match(objs, []*corereloc.Target{vmlinux, module})
 //	vmlinuxMin, modulesMin, _ := corereloc.Minimize(res)
-//	mismatches, _ := corereloc.Verify(paths, full, min)  // the oracle
+//	mismatches, _ := corereloc.Verify(paths, full, min)   // the oracle
 //
 // Load reads clang's .BTF.ext records (struct bpf_core_relo in the
 // kernel's include/uapi/linux/bpf.h; the format is described in

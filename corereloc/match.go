@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -45,9 +47,9 @@ func (s Status) String() string {
 
 // TypeRef names a target type.
 type TypeRef struct {
-	Target int // index in the targets given to Match
-	ID     rawbtf.TypeID
-	Kind   rawbtf.Kind
+	Target int        // index in the targets given to Match
+	ID     btf.TypeID // in that target's BTF
+	Kind   string     // BTF kind name: "struct", "enum", "typedef", ...
 	Name   string
 }
 
@@ -66,11 +68,11 @@ type Outcome struct {
 // (vmlinux and modules), and what of the kernel's BTF they need.
 type Result struct {
 	Objects []*Object
-	Targets []*rawbtf.Spec
 	// Outcomes[i][j] is the outcome of Objects[i].Relocations[j].
 	Outcomes [][]Outcome
 
-	marks marks
+	targets []*rawbtf.Spec
+	marks   marks
 	// pending are type mismatches whose log was not merged: Minimize
 	// checks they still fail on the minimized BTF.
 	pending []pending
@@ -118,7 +120,16 @@ type candResult struct {
 // depend on: every candidate that fits at least one relocation, and the
 // types, members and enumerators each computation read. Minimize builds
 // the BTF from that.
-func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
+func Match(objs []*Object, targets []*Target) (*Result, error) {
+	specs := make([]*rawbtf.Spec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.spec
+	}
+	return match(objs, specs)
+}
+
+// match is Match on parsed BTF.
+func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("no target BTF")
 	}
@@ -131,7 +142,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		}
 	}
 	bo := targets[0].ByteOrder()
-	res := &Result{Objects: objs, Targets: targets, Outcomes: make([][]Outcome, len(objs))}
+	res := &Result{Objects: objs, targets: targets, Outcomes: make([][]Outcome, len(objs))}
 	byName := make(map[string][]reloRef)
 	for i, obj := range objs {
 		res.Outcomes[i] = make([]Outcome, len(obj.Relocations))
@@ -180,7 +191,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			var fails []pending
 			for k, ref := range refs {
 				r := &objs[ref.obj].Relocations[ref.idx]
-				w.local = objs[ref.obj].BTF
+				w.local = objs[ref.obj].btf
 				w.log = w.log[:0]
 				cand, err := w.typ(c.spec, c.id)
 				var f fixup
@@ -298,8 +309,8 @@ func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 			})
 		default:
 			c := cands[best]
-			t, _ := res.Targets[c.spec].Type(c.id)
-			ref := TypeRef{Target: c.spec, ID: c.id, Kind: t.Kind, Name: t.Name}
+			t, _ := res.targets[c.spec].Type(c.id)
+			ref := TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
 			set(func(k int) Outcome {
 				f := table[k][best].fix
 				st := Resolved

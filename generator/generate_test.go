@@ -129,9 +129,7 @@ func TestGenerateReport(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	// Kernels are named as the runtime names them (Selection.Key).
-	key := runtime.Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}.String()
-	for _, want := range []string{key, "task_struct___old", "bpf_core_type_id_kernel"} {
+	for _, want := range []string{"x86_64/6.12.118+deb12-amd64 (debian 12)", "task_struct___old", "bpf_core_type_id_kernel"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

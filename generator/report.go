@@ -129,8 +129,7 @@ func statusWord(out corereloc.Outcome) string {
 	return out.Status.String()
 }
 
-// key is the kernel's key as the runtime spells it, in its errors and in
-// Selection.Key, so the names in the table are the ones an agent prints.
+// key spells the kernel as everything else does (kernelkey.Key.String).
 func (kr *KernelReport) key() string {
 	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }

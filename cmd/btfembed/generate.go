@@ -196,7 +196,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	if !f.quiet {
-		genArgs.Progress = generator.NewProgress(stderr, isTerminal(stderr), 5*time.Second)
+		genArgs.Progress = newProgress(stderr, isTerminal(stderr), 5*time.Second)
 	}
 	res, err := generator.Generate(ctx, genArgs)
 	if err != nil {

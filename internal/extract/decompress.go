@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bytes"
@@ -19,110 +19,110 @@ import (
 
 // Compression formats met in corpora, kernel images and packages.
 const (
-	formatNone      = ""
-	formatGzip      = "gzip"
-	formatXZ        = "xz"
-	formatZstd      = "zstd"
-	formatLZ4Legacy = "lz4-legacy"
-	formatLZ4       = "lz4"
-	formatBzip2     = "bzip2"
-	formatLZMA      = "lzma"
-	formatLZO       = "lzo"
+	FormatNone      = ""
+	FormatGzip      = "gzip"
+	FormatXZ        = "xz"
+	FormatZstd      = "zstd"
+	FormatLZ4Legacy = "lz4-legacy"
+	FormatLZ4       = "lz4"
+	FormatBzip2     = "bzip2"
+	FormatLZMA      = "lzma"
+	FormatLZO       = "lzo"
 )
 
-// maxDecompressed bounds every decompression: no kernel image, vmlinux or
+// MaxDecompressed bounds every decompression: no kernel image, vmlinux or
 // module comes close, and a corrupt or hostile input must not exhaust memory.
-const maxDecompressed = 1 << 31
+const MaxDecompressed = 1 << 31
 
 var compressionMagics = []struct {
 	format string
 	magic  []byte
 }{
-	{formatXZ, []byte{0xfd, '7', 'z', 'X', 'Z', 0}},
-	{formatZstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
-	{formatGzip, []byte{0x1f, 0x8b}},
-	{formatLZ4Legacy, []byte{0x02, 0x21, 0x4c, 0x18}},
-	{formatLZ4, []byte{0x04, 0x22, 0x4d, 0x18}},
-	{formatBzip2, []byte("BZh")},
-	{formatLZO, []byte{0x89, 'L', 'Z', 'O', 0, '\r', '\n', 0x1a, '\n'}},
+	{FormatXZ, []byte{0xfd, '7', 'z', 'X', 'Z', 0}},
+	{FormatZstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
+	{FormatGzip, []byte{0x1f, 0x8b}},
+	{FormatLZ4Legacy, []byte{0x02, 0x21, 0x4c, 0x18}},
+	{FormatLZ4, []byte{0x04, 0x22, 0x4d, 0x18}},
+	{FormatBzip2, []byte("BZh")},
+	{FormatLZO, []byte{0x89, 'L', 'Z', 'O', 0, '\r', '\n', 0x1a, '\n'}},
 	// lzma -9 as the kernel build runs it: properties lc=3 lp=0 pb=2, then a
 	// little-endian dictionary size; only the first byte and the zero low
 	// byte of the size are fixed.
-	{formatLZMA, []byte{0x5d, 0x00}},
+	{FormatLZMA, []byte{0x5d, 0x00}},
 }
 
-// sniffCompression names the compression format data starts with, or
-// returns formatNone.
-func sniffCompression(data []byte) string {
+// SniffCompression names the compression format data starts with, or
+// returns FormatNone.
+func SniffCompression(data []byte) string {
 	for _, m := range compressionMagics {
 		if bytes.HasPrefix(data, m.magic) {
 			return m.format
 		}
 	}
-	return formatNone
+	return FormatNone
 }
 
 var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
-		zstd.WithDecoderMaxMemory(maxDecompressed))
+		zstd.WithDecoderMaxMemory(MaxDecompressed))
 })
 
-// decompress decodes one whole compressed stream in the given format.
+// Decompress decodes one whole compressed stream in the given format.
 // sizeHint, when positive, presizes the output. Bytes after the end of the
 // stream are ignored for xz, gzip and lzma; zstd and lz4 take the input as
 // exactly their frames.
-func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
-	out := bytes.NewBuffer(make([]byte, 0, min(max(sizeHint, 0), maxDecompressed)))
+func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
+	out := bytes.NewBuffer(make([]byte, 0, min(max(sizeHint, 0), MaxDecompressed)))
 	var r io.Reader
 	switch format {
-	case formatXZ:
+	case FormatXZ:
 		xr, err := xz.NewReader(bytes.NewReader(data), 0)
 		if err != nil {
-			return nil, formatError(formatXZ, err)
+			return nil, FormatError(FormatXZ, err)
 		}
 		xr.Multistream(false)
 		r = xr
-	case formatZstd:
+	case FormatZstd:
 		d, err := zstdDecoder()
 		if err != nil {
-			return nil, formatError(formatZstd, err)
+			return nil, FormatError(FormatZstd, err)
 		}
 		b, err := d.DecodeAll(data, out.Bytes())
 		if err != nil {
-			return nil, formatError(formatZstd, err)
+			return nil, FormatError(FormatZstd, err)
 		}
 		return b, nil
-	case formatGzip:
+	case FormatGzip:
 		gr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, formatError(formatGzip, err)
+			return nil, FormatError(FormatGzip, err)
 		}
 		gr.Multistream(false)
 		r = gr
-	case formatLZ4Legacy:
+	case FormatLZ4Legacy:
 		return decompressLZ4Legacy(data, out.Bytes())
-	case formatLZ4:
+	case FormatLZ4:
 		r = lz4.NewReader(bytes.NewReader(data))
-	case formatBzip2:
+	case FormatBzip2:
 		r = bzip2.NewReader(bytes.NewReader(data))
-	case formatLZMA:
+	case FormatLZMA:
 		lr, err := lzma.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, formatError(formatLZMA, err)
+			return nil, FormatError(FormatLZMA, err)
 		}
 		r = lr
-	case formatLZO:
+	case FormatLZO:
 		return decompressLZOP(data, out.Bytes())
 	default:
 		return nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
 	}
-	n, err := out.ReadFrom(io.LimitReader(r, maxDecompressed+1))
+	n, err := out.ReadFrom(io.LimitReader(r, MaxDecompressed+1))
 	if err != nil {
-		return nil, formatError(format, err)
+		return nil, FormatError(format, err)
 	}
-	if n > maxDecompressed {
-		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, maxDecompressed)
+	if n > MaxDecompressed {
+		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, MaxDecompressed)
 	}
 	return out.Bytes(), nil
 }
@@ -148,13 +148,13 @@ func decompressLZ4Legacy(data, out []byte) ([]byte, error) {
 		if uint64(n) > uint64(len(data)) {
 			return nil, fmt.Errorf("lz4: block of %d bytes, %d left", n, len(data))
 		}
-		if len(out)+lz4LegacyBlock > maxDecompressed {
-			return nil, fmt.Errorf("lz4: more than %d bytes decompressed", maxDecompressed)
+		if len(out)+lz4LegacyBlock > MaxDecompressed {
+			return nil, fmt.Errorf("lz4: more than %d bytes decompressed", MaxDecompressed)
 		}
 		out = growSlice(out, lz4LegacyBlock)
 		m, err := lz4.UncompressBlock(data[:n], out[len(out):len(out)+lz4LegacyBlock])
 		if err != nil {
-			return nil, formatError(formatLZ4, err)
+			return nil, FormatError(FormatLZ4, err)
 		}
 		out = out[:len(out)+m]
 		data = data[n:]
@@ -172,54 +172,54 @@ func growSlice(b []byte, n int) []byte {
 	return nb
 }
 
-// decompressReader decodes a compressed stream as it is read, for archives
+// DecompressReader decodes a compressed stream as it is read, for archives
 // too large to hold whole (a package's data.tar).
-func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
+func DecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 	switch format {
-	case formatNone:
+	case FormatNone:
 		return io.NopCloser(r), nil
-	case formatXZ:
+	case FormatXZ:
 		xr, err := xz.NewReader(r, 0)
 		if err != nil {
-			return nil, formatError(formatXZ, err)
+			return nil, FormatError(FormatXZ, err)
 		}
 		return io.NopCloser(xr), nil
-	case formatZstd:
-		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxDecompressed))
+	case FormatZstd:
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDecompressed))
 		if err != nil {
-			return nil, formatError(formatZstd, err)
+			return nil, FormatError(FormatZstd, err)
 		}
 		return zr.IOReadCloser(), nil
-	case formatGzip:
+	case FormatGzip:
 		gr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, formatError(formatGzip, err)
+			return nil, FormatError(FormatGzip, err)
 		}
 		return gr, nil
-	case formatBzip2:
+	case FormatBzip2:
 		return io.NopCloser(bzip2.NewReader(r)), nil
 	}
 	return nil, fmt.Errorf("%w: compression %q of a stream", ErrUnknownFormat, format)
 }
 
-// formatFromExt names the compression a file name's extension says.
-func formatFromExt(name string) string {
+// FormatFromExt names the compression a file name's extension says.
+func FormatFromExt(name string) string {
 	switch {
 	case strings.HasSuffix(name, ".xz"):
-		return formatXZ
+		return FormatXZ
 	case strings.HasSuffix(name, ".zst"):
-		return formatZstd
+		return FormatZstd
 	case strings.HasSuffix(name, ".gz"):
-		return formatGzip
+		return FormatGzip
 	case strings.HasSuffix(name, ".bz2"):
-		return formatBzip2
+		return FormatBzip2
 	}
-	return formatNone
+	return FormatNone
 }
 
-// formatError prefixes a decoder's error with the format's name unless the
+// FormatError prefixes a decoder's error with the format's name unless the
 // decoder already did ("xz: data is truncated or corrupt").
-func formatError(format string, err error) error {
+func FormatError(format string, err error) error {
 	name, _, _ := strings.Cut(format, "-")
 	if strings.HasPrefix(err.Error(), name) {
 		return err

@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// bannerInfo is what a kernel's banner (linux_banner, "Linux version
+// BannerInfo is what a kernel's banner (linux_banner, "Linux version
 // 6.1.0-47-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian
 // 12.2.0-14+deb12u1) 12.2.0, ...) #1 SMP PREEMPT_DYNAMIC Debian 6.1.170-3")
 // tells about the build.
-type bannerInfo struct {
+type BannerInfo struct {
 	Release, Distro, Version string
 }
 
@@ -33,15 +33,15 @@ var distroPatterns = []struct {
 	{"centos", regexp.MustCompile(`\.el(\d+)`)},
 }
 
-// findBanner finds the kernel banner in a decompressed kernel and reads the
+// FindBanner finds the kernel banner in a decompressed kernel and reads the
 // release and a guess of the distribution from it. The first "Linux version "
 // followed by a digit is the banner; format strings ("Linux version %s")
 // are passed over.
-func findBanner(data []byte) (bannerInfo, bool) {
+func FindBanner(data []byte) (BannerInfo, bool) {
 	for off := 0; ; {
 		i := bytes.Index(data[off:], bannerPrefix)
 		if i < 0 {
-			return bannerInfo{}, false
+			return BannerInfo{}, false
 		}
 		off += i + len(bannerPrefix)
 		if off < len(data) && data[off] >= '0' && data[off] <= '9' {
@@ -49,14 +49,14 @@ func findBanner(data []byte) (bannerInfo, bool) {
 			if j := bytes.IndexAny(line, "\x00\n"); j >= 0 {
 				line = line[:j]
 			}
-			return parseBanner(string(line)), true
+			return ParseBanner(string(line)), true
 		}
 	}
 }
 
-// parseBanner reads the banner text after "Linux version ".
-func parseBanner(line string) bannerInfo {
-	var b bannerInfo
+// ParseBanner reads the banner text after "Linux version ".
+func ParseBanner(line string) BannerInfo {
+	var b BannerInfo
 	b.Release, _, _ = strings.Cut(line, " ")
 	for _, p := range distroPatterns {
 		if m := p.re.FindStringSubmatch(line); m != nil {

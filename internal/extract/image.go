@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bytes"
@@ -9,16 +9,16 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// imageBTF is the vmlinux BTF found in a kernel image and what the image
+// ImageBTF is the vmlinux BTF found in a kernel image and what the image
 // tells about the kernel.
-type imageBTF struct {
+type ImageBTF struct {
 	BTF    []byte
 	Arch   string // from the ELF machine or the image header, "" if unknown
-	Banner bannerInfo
+	Banner BannerInfo
 }
 
 // key is what the image tells of its kernel's key.
-func (img imageBTF) key() kernelkey.Key {
+func (img ImageBTF) Key() kernelkey.Key {
 	return kernelkey.Key{Arch: img.Arch, Release: img.Banner.Release, Distro: img.Banner.Distro, Version: img.Banner.Version}
 }
 
@@ -26,95 +26,95 @@ func (img imageBTF) key() kernelkey.Key {
 // gzip holding an Image, a bzImage holding an xz holding an ELF).
 const maxImageDepth = 4
 
-// findImageBTF finds the vmlinux BTF in a kernel in any shape this package
+// FindImageBTF finds the vmlinux BTF in a kernel in any shape this package
 // knows: ELF vmlinux, x86 bzImage, EFI zboot, arm64 and riscv Image, a
 // compressed image (Image.gz), raw BTF, or a flat image holding the .BTF
 // section somewhere.
-func findImageBTF(data []byte) (imageBTF, error) {
+func FindImageBTF(data []byte) (ImageBTF, error) {
 	return findImageBTFDepth(data, 0)
 }
 
-func findImageBTFDepth(data []byte, depth int) (imageBTF, error) {
+func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 	if depth > maxImageDepth {
-		return imageBTF{}, errors.New("images nested too deep")
+		return ImageBTF{}, errors.New("images nested too deep")
 	}
 	switch {
-	case isELF(data):
-		e, err := readELFBTF(data)
+	case IsELF(data):
+		e, err := ReadELFBTF(data)
 		if err != nil {
-			return imageBTF{}, err
+			return ImageBTF{}, err
 		}
-		if _, err := parseBTF(e.BTF, nil); err != nil {
-			return imageBTF{}, fmt.Errorf(".BTF section: %w", err)
+		if _, err := ParseBTF(e.BTF, nil); err != nil {
+			return ImageBTF{}, fmt.Errorf(".BTF section: %w", err)
 		}
-		b, _ := findBanner(data)
-		return imageBTF{BTF: e.BTF, Arch: e.Arch, Banner: b}, nil
+		b, _ := FindBanner(data)
+		return ImageBTF{BTF: e.BTF, Arch: e.Arch, Banner: b}, nil
 
 	case isBzImage(data):
 		payload, format, hint, err := bzImagePayload(data)
 		if err != nil {
-			return imageBTF{}, err
+			return ImageBTF{}, err
 		}
 		return nestedImage(payload, format, hint, depth, "bzImage payload")
 
 	case isZboot(data):
 		payload, format, err := zbootPayload(data)
 		if err != nil {
-			return imageBTF{}, err
+			return ImageBTF{}, err
 		}
 		return nestedImage(payload, format, 0, depth, "zboot payload")
 
-	case hasPrefixAt(data, 56, []byte("ARM\x64")):
+	case HasPrefixAt(data, 56, []byte("ARM\x64")):
 		return flatImage(data, "arm64")
 
-	case hasPrefixAt(data, 56, []byte("RSC\x05")):
+	case HasPrefixAt(data, 56, []byte("RSC\x05")):
 		return flatImage(data, "riscv64")
 	}
 
-	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
+	if format := SniffCompression(data); format != FormatNone && format != FormatLZMA {
 		return nestedImage(data, format, 0, depth, format+" stream")
 	}
-	if isRawBTF(data) {
-		blob, err := wholeBTF(data)
+	if IsRawBTF(data) {
+		blob, err := WholeBTF(data)
 		if err != nil {
-			return imageBTF{}, err
+			return ImageBTF{}, err
 		}
-		if _, err := parseBTF(blob, nil); err != nil {
-			return imageBTF{}, err
+		if _, err := ParseBTF(blob, nil); err != nil {
+			return ImageBTF{}, err
 		}
-		return imageBTF{BTF: blob}, nil
+		return ImageBTF{BTF: blob}, nil
 	}
 	if img, err := flatImage(data, ""); err == nil {
 		return img, nil
 	}
-	return imageBTF{}, fmt.Errorf("%w: not BTF, ELF, a kernel image or a compressed stream", ErrUnknownFormat)
+	return ImageBTF{}, fmt.Errorf("%w: not BTF, ELF, a kernel image or a compressed stream", ErrUnknownFormat)
 }
 
 // nestedImage decompresses a payload and looks for BTF inside it.
-func nestedImage(payload []byte, format string, sizeHint, depth int, what string) (imageBTF, error) {
-	inner, err := decompress(payload, format, sizeHint)
+func nestedImage(payload []byte, format string, sizeHint, depth int, what string) (ImageBTF, error) {
+	inner, err := Decompress(payload, format, sizeHint)
 	if err != nil {
-		return imageBTF{}, fmt.Errorf("%s: %w", what, err)
+		return ImageBTF{}, fmt.Errorf("%s: %w", what, err)
 	}
 	img, err := findImageBTFDepth(inner, depth+1)
 	if err != nil {
-		return imageBTF{}, fmt.Errorf("%s (%s): %w", what, format, err)
+		return ImageBTF{}, fmt.Errorf("%s (%s): %w", what, format, err)
 	}
 	return img, nil
 }
 
 // flatImage finds BTF in an uncompressed image that is not ELF.
-func flatImage(data []byte, arch string) (imageBTF, error) {
+func flatImage(data []byte, arch string) (ImageBTF, error) {
 	blob, err := scanBTF(data)
 	if err != nil {
-		return imageBTF{}, fmt.Errorf("%w in the image (kernel built without CONFIG_DEBUG_INFO_BTF?)", err)
+		return ImageBTF{}, fmt.Errorf("%w in the image (kernel built without CONFIG_DEBUG_INFO_BTF?)", err)
 	}
-	b, _ := findBanner(data)
+	b, _ := FindBanner(data)
 	// A copy, so that the kernel does not keep the whole image alive.
-	return imageBTF{BTF: bytes.Clone(blob), Arch: arch, Banner: b}, nil
+	return ImageBTF{BTF: bytes.Clone(blob), Arch: arch, Banner: b}, nil
 }
 
-func hasPrefixAt(data []byte, off int, prefix []byte) bool {
+func HasPrefixAt(data []byte, off int, prefix []byte) bool {
 	return len(data) >= off+len(prefix) && bytes.Equal(data[off:off+len(prefix)], prefix)
 }
 
@@ -153,11 +153,11 @@ func bzImagePayload(data []byte) (payload []byte, format string, sizeHint int, e
 		return nil, "", 0, fmt.Errorf("bzImage payload [%d, %d) outside the %d-byte file", start, end, len(data))
 	}
 	payload = data[start:end]
-	format = sniffCompression(payload)
+	format = SniffCompression(payload)
 	switch format {
-	case formatNone:
+	case FormatNone:
 		return nil, "", 0, fmt.Errorf("%w: bzImage payload compression", ErrUnknownFormat)
-	case formatGzip:
+	case FormatGzip:
 		return payload, format, 0, nil
 	}
 	n := len(payload) - 4
@@ -179,8 +179,8 @@ func zbootPayload(data []byte) ([]byte, string, error) {
 	}
 	name := string(bytes.TrimRight(data[24:40], "\x00"))
 	format := map[string]string{
-		"gzip": formatGzip, "xzkern": formatXZ, "xz": formatXZ, "zstd22": formatZstd, "zstd": formatZstd,
-		"lz4": formatLZ4Legacy, "lzma": formatLZMA, "bzip2": formatBzip2, "lzo": formatLZO,
+		"gzip": FormatGzip, "xzkern": FormatXZ, "xz": FormatXZ, "zstd22": FormatZstd, "zstd": FormatZstd,
+		"lz4": FormatLZ4Legacy, "lzma": FormatLZMA, "bzip2": FormatBzip2, "lzo": FormatLZO,
 	}[name]
 	if format == "" {
 		return nil, "", fmt.Errorf("%w: zboot compression %q", ErrUnknownFormat, name)

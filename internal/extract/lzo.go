@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"encoding/binary"
@@ -88,7 +88,7 @@ func decompressLZOP(data, out []byte) ([]byte, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("lzo: block: %w", r.err)
 		}
-		if srcLen > dstLen || uint64(len(out))+uint64(dstLen) > maxDecompressed {
+		if srcLen > dstLen || uint64(len(out))+uint64(dstLen) > MaxDecompressed {
 			return nil, fmt.Errorf("lzo: block of %d bytes decompressing to %d", srcLen, dstLen)
 		}
 		start := len(out)

@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 var elfMagic = []byte(elf.ELFMAG)
 
-func isELF(data []byte) bool { return bytes.HasPrefix(data, elfMagic) }
+func IsELF(data []byte) bool { return bytes.HasPrefix(data, elfMagic) }
 
 // elfSection returns the contents of the named section of an ELF file, or
 // nil when there is no such section. debug/elf panics on some malformed
@@ -36,34 +36,34 @@ func elfSection(data []byte, name string) (b []byte, machine string, err error) 
 	return b, machine, nil
 }
 
-// elfBTF is what an ELF file (a vmlinux or a module) carries as BTF.
-type elfBTF struct {
+// ElfBTF is what an ELF file (a vmlinux or a module) carries as BTF.
+type ElfBTF struct {
 	BTF  []byte // the .BTF section, cut to its BTF blob
 	Base []byte // the .BTF.base section, cut to its BTF blob; nil if none
 	Arch string // as elfArch gives it
 }
 
-// readELFBTF reads the .BTF and .BTF.base sections of an ELF file, checked
+// ReadELFBTF reads the .BTF and .BTF.base sections of an ELF file, checked
 // for framing only: a module's BTF is split and validating it needs its base.
-func readELFBTF(data []byte) (elfBTF, error) {
+func ReadELFBTF(data []byte) (ElfBTF, error) {
 	sec, arch, err := elfSection(data, ".BTF")
 	if err != nil {
-		return elfBTF{}, err
+		return ElfBTF{}, err
 	}
 	if sec == nil {
-		return elfBTF{}, fmt.Errorf("%w: ELF without .BTF section (built without CONFIG_DEBUG_INFO_BTF, or for a module CONFIG_DEBUG_INFO_BTF_MODULES?)", ErrNoBTF)
+		return ElfBTF{}, fmt.Errorf("%w: ELF without .BTF section (built without CONFIG_DEBUG_INFO_BTF, or for a module CONFIG_DEBUG_INFO_BTF_MODULES?)", ErrNoBTF)
 	}
-	e := elfBTF{Arch: arch}
-	if e.BTF, err = btfBlob(sec); err != nil {
-		return elfBTF{}, fmt.Errorf(".BTF section: %w", err)
+	e := ElfBTF{Arch: arch}
+	if e.BTF, err = BtfBlob(sec); err != nil {
+		return ElfBTF{}, fmt.Errorf(".BTF section: %w", err)
 	}
 	base, _, err := elfSection(data, ".BTF.base")
 	if err != nil {
-		return elfBTF{}, err
+		return ElfBTF{}, err
 	}
 	if base != nil {
-		if e.Base, err = btfBlob(base); err != nil {
-			return elfBTF{}, fmt.Errorf(".BTF.base section: %w", err)
+		if e.Base, err = BtfBlob(base); err != nil {
+			return ElfBTF{}, fmt.Errorf(".BTF.base section: %w", err)
 		}
 	}
 	return e, nil

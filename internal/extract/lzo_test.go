@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bytes"
@@ -6,7 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
 // TestLZOFixture decodes a module compressed with lzop -9 (committed, as CI
@@ -16,11 +20,11 @@ func TestLZOFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(extraModules(testKernels[0].key) + "/virtio_net.ko")
+	want, err := os.ReadFile(filepath.Join(kerneltest.Dir(), "corpus-extra/debian/12/arm64/6.1.0-57-arm64.modules/virtio_net.ko"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decompress(lzo, sniffCompression(lzo), 0)
+	got, err := Decompress(lzo, SniffCompression(lzo), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +45,12 @@ func TestLZOWithLzop(t *testing.T) {
 		random[i] = byte(rng.Uint32())
 	}
 	inputs := map[string][]byte{
-		"kernel BTF": hubBTF(t, testKernels[2].key)[:1<<20],
+		"kernel BTF": kerneltest.ByName(t, "6.1.0-50-cloud-amd64").BTF[:1<<20],
 		"random":     random,
 		"zeros":      make([]byte, 1<<20),
 		"short":      []byte("abc"),
 		"empty":      nil,
-		"vmlinux":    vmlinuxELF(t, elf.EM_X86_64),
+		"vmlinux":    extracttest.VMLinuxELF(t, elf.EM_X86_64),
 		"repeats":    bytes.Repeat([]byte("0123456789abcdefghij"), 20000),
 	}
 	for name, in := range inputs {
@@ -58,7 +62,7 @@ func TestLZOWithLzop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := decompress(lzo, formatLZO, 0)
+				got, err := Decompress(lzo, FormatLZO, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

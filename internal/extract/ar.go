@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"bufio"
@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// arMagic starts a Unix ar archive, the outer format of .deb packages.
-const arMagic = "!<arch>\n"
+// ArMagic starts a Unix ar archive, the outer format of .deb packages.
+const ArMagic = "!<arch>\n"
 
 // arReader reads the members of an ar archive in order (the common format of
 // deb(5): 60-byte headers, sizes in decimal, members padded to even length).
@@ -23,8 +23,8 @@ type arReader struct {
 
 func newArReader(r io.Reader) (*arReader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	magic := make([]byte, len(arMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != arMagic {
+	magic := make([]byte, len(ArMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != ArMagic {
 		return nil, fmt.Errorf("%w: not an ar archive", ErrUnknownFormat)
 	}
 	return &arReader{r: br}, nil

@@ -1,8 +1,10 @@
-package corpus
+package extract
 
 import (
 	"debug/elf"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 )
 
 func TestElfSection(t *testing.T) {
@@ -10,7 +12,7 @@ func TestElfSection(t *testing.T) {
 		elf.EM_X86_64: "x86_64", elf.EM_AARCH64: "arm64", elf.EM_RISCV: "riscv64",
 		elf.EM_S390: "s390x", elf.EM_PPC64: "ppc64le", elf.EM_LOONGARCH: "loongarch64", elf.EM_SPARCV9: "",
 	} {
-		data := makeELF(machine, elfSec{".BTF", []byte("btf")})
+		data := extracttest.MakeELF(machine, extracttest.Section{Name: ".BTF", Data: []byte("btf")})
 		sec, arch, err := elfSection(data, ".BTF")
 		if err != nil || string(sec) != "btf" || arch != want {
 			t.Errorf("%v: section %q, arch %q, error %v; want btf, %q", machine, sec, arch, err, want)

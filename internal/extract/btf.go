@@ -1,15 +1,16 @@
-package corpus
+package extract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// btfBlob returns the BTF blob at the start of data, cut to the length its
+// BtfBlob returns the BTF blob at the start of data, cut to the length its
 // header gives, after checking that the header is sane and the blob is whole.
-func btfBlob(data []byte) ([]byte, error) {
+func BtfBlob(data []byte) ([]byte, error) {
 	h, _, err := rawbtf.ParseHeader(data)
 	if err != nil {
 		return nil, fmt.Errorf("BTF header: %w", err)
@@ -21,10 +22,10 @@ func btfBlob(data []byte) ([]byte, error) {
 	return data[:n], nil
 }
 
-// wholeBTF returns data when it is exactly one BTF blob, as a raw BTF file
+// WholeBTF returns data when it is exactly one BTF blob, as a raw BTF file
 // is: a sane header and nothing after the blob.
-func wholeBTF(data []byte) ([]byte, error) {
-	blob, err := btfBlob(data)
+func WholeBTF(data []byte) ([]byte, error) {
+	blob, err := BtfBlob(data)
 	if err != nil {
 		return nil, err
 	}
@@ -34,27 +35,15 @@ func wholeBTF(data []byte) ([]byte, error) {
 	return blob, nil
 }
 
-// parseBTF validates raw BTF (split over base when base is not nil) and
-// returns its spec.
-func parseBTF(data []byte, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	s, err := rawbtf.Parse(data, base)
-	if err != nil {
-		return nil, fmt.Errorf("parse BTF: %w", err)
-	}
-	return s, nil
+// btfMagics are the first four bytes of BTF in either byte order: magic,
+// version, flags 0.
+var btfMagics = [][]byte{
+	append(binary.LittleEndian.AppendUint16(nil, rawbtf.Magic), rawbtf.Version, 0),
+	append(binary.BigEndian.AppendUint16(nil, rawbtf.Magic), rawbtf.Version, 0),
 }
 
-type btfSpec = rawbtf.Spec
-
-// countTypes returns the number of types a validated spec defines itself.
-func countTypes(s *rawbtf.Spec) int { return int(s.NextID() - s.FirstID()) }
-
-// btfMagics are the first four bytes of version-1 BTF in either byte order
-// (magic 0xeB9F, version 1, flags 0).
-var btfMagics = [][]byte{{0x9f, 0xeb, 1, 0}, {0xeb, 0x9f, 1, 0}}
-
-// isRawBTF tells whether data starts with the BTF magic.
-func isRawBTF(data []byte) bool {
+// IsRawBTF tells whether data starts with the BTF magic.
+func IsRawBTF(data []byte) bool {
 	return bytes.HasPrefix(data, btfMagics[0]) || bytes.HasPrefix(data, btfMagics[1])
 }
 
@@ -71,8 +60,8 @@ func scanBTF(image []byte) ([]byte, error) {
 				break
 			}
 			off += i
-			if blob, err := btfBlob(image[off:]); err == nil && len(blob) > len(best) {
-				if _, err := parseBTF(blob, nil); err == nil {
+			if blob, err := BtfBlob(image[off:]); err == nil && len(blob) > len(best) {
+				if _, err := ParseBTF(blob, nil); err == nil {
 					best = blob
 				}
 			}
@@ -83,4 +72,14 @@ func scanBTF(image []byte) ([]byte, error) {
 		return nil, ErrNoBTF
 	}
 	return best, nil
+}
+
+// ParseBTF validates raw BTF (split over base when base is not nil) and
+// returns its spec.
+func ParseBTF(data []byte, base *rawbtf.Spec) (*rawbtf.Spec, error) {
+	s, err := rawbtf.Parse(data, base)
+	if err != nil {
+		return nil, fmt.Errorf("parse BTF: %w", err)
+	}
+	return s, nil
 }

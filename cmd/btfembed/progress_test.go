@@ -1,4 +1,4 @@
-package generator
+package main
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 func TestProgress(t *testing.T) {
 	for _, terminal := range []bool{false, true} {
 		var out bytes.Buffer
-		p := NewProgress(&out, terminal, 0)
+		p := newProgress(&out, terminal, 0)
 		p.Total(4)
 		p.Done("x86_64/a (debian 12)", nil)
 		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))

@@ -1,4 +1,9 @@
-package corpus
+// Package extracttest builds synthetic kernel files for tests: small BTF,
+// ELF files, bzImage and EFI zboot images, every payload compression the
+// kernel build knows, ar archives, tarballs and a Debian kernel package.
+// It spells each container's layout out itself, from the documents it
+// cites, rather than reuse the constants of the code under test.
+package extracttest
 
 import (
 	"archive/tar"
@@ -9,20 +14,36 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	uxz "github.com/ulikunitz/xz"
 	"github.com/ulikunitz/xz/lzma"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // The real images cover xz, lz4, zstd and flat payloads; these synthetic
 // ones cover the other containers and compressions the kernel build makes,
 // around a small BTF blob made with rawbtf's encoder.
 
-// smallBTF is standalone BTF with an int and a struct using it.
-func smallBTF(tb testing.TB) []byte {
+// x86 boot protocol (Documentation/arch/x86/boot.rst) offsets of the setup
+// header fields a bzImage needs.
+const (
+	bzSetupSects    = 0x1f1
+	bzBootFlag      = 0x1fe
+	bzHeaderMagic   = 0x202
+	bzVersion       = 0x206
+	bzPayloadOffset = 0x248
+	bzPayloadLength = 0x24c
+)
+
+// lz4LegacyBlock is the uncompressed size of every block but the last in
+// the kernel's lz4 legacy stream (lib/decompress_unlz4.c).
+const lz4LegacyBlock = 8 << 20
+
+// SmallBTF is standalone BTF with an int and a struct using it.
+func SmallBTF(tb testing.TB) []byte {
 	tb.Helper()
 	enc := rawbtf.NewEncoder(binary.LittleEndian, nil)
 	intID, err := enc.Add(rawbtf.Record{Kind: rawbtf.KindInt, Name: "int", SizeType: 4, Int: rawbtf.IntEnc{Encoding: rawbtf.IntSigned, Bits: 32}})
@@ -36,12 +57,12 @@ func smallBTF(tb testing.TB) []byte {
 	return enc.Bytes()
 }
 
-// testBanner is the banner synthetic kernels carry.
-const testBanner = "Linux version 6.99.0-7-test (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0) #1 SMP\n\x00"
+// Banner is the banner synthetic kernels carry.
+const Banner = "Linux version 6.99.0-7-test (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0) #1 SMP\n\x00"
 
-// makeELF builds a little-endian ELF64 file with the given sections, in
+// MakeELF builds a little-endian ELF64 file with the given sections, in
 // order, after the null section and before .shstrtab.
-func makeELF(machine elf.Machine, sections ...elfSec) []byte {
+func MakeELF(machine elf.Machine, sections ...Section) []byte {
 	shstr := []byte{0}
 	var body bytes.Buffer
 	const ehsize = 64
@@ -50,9 +71,9 @@ func makeELF(machine elf.Machine, sections ...elfSec) []byte {
 	}
 	var pl []placed
 	for _, s := range sections {
-		pl = append(pl, placed{uint64(len(shstr)), uint64(ehsize + body.Len()), uint64(len(s.data))})
-		shstr = append(append(shstr, s.name...), 0)
-		body.Write(s.data)
+		pl = append(pl, placed{uint64(len(shstr)), uint64(ehsize + body.Len()), uint64(len(s.Data))})
+		shstr = append(append(shstr, s.Name...), 0)
+		body.Write(s.Data)
 	}
 	shstrName := uint64(len(shstr))
 	shstr = append(append(shstr, ".shstrtab"...), 0)
@@ -81,19 +102,20 @@ func makeELF(machine elf.Machine, sections ...elfSec) []byte {
 	return out.Bytes()
 }
 
-type elfSec struct {
-	name string
-	data []byte
+// Section is a named piece of a file: an ELF section, an archive member.
+type Section struct {
+	Name string
+	Data []byte
 }
 
-// vmlinuxELF is a synthetic vmlinux: a banner in .rodata and the BTF.
-func vmlinuxELF(tb testing.TB, machine elf.Machine) []byte {
-	return makeELF(machine, elfSec{".rodata", []byte(testBanner)}, elfSec{".BTF", smallBTF(tb)})
+// VMLinuxELF is a synthetic vmlinux: a banner in .rodata and the BTF.
+func VMLinuxELF(tb testing.TB, machine elf.Machine) []byte {
+	return MakeELF(machine, Section{".rodata", []byte(Banner)}, Section{".BTF", SmallBTF(tb)})
 }
 
-// makeBzImage wraps a payload in an x86 boot sector and setup header the
+// MakeBzImage wraps a payload in an x86 boot sector and setup header the
 // way arch/x86/boot/tools/build.c lays them out (one setup sector).
-func makeBzImage(payload []byte) []byte {
+func MakeBzImage(payload []byte) []byte {
 	img := make([]byte, 2*512, 2*512+len(payload))
 	img[bzSetupSects] = 1
 	binary.LittleEndian.PutUint16(img[bzBootFlag:], 0xaa55)
@@ -104,10 +126,10 @@ func makeBzImage(payload []byte) []byte {
 	return append(img, payload...)
 }
 
-// makeZboot wraps a compressed image in an EFI zboot header; as the kernel
+// MakeZboot wraps a compressed image in an EFI zboot header; as the kernel
 // build does, a non-gzip payload is followed by the uncompressed size, which
 // the header's payload size leaves out.
-func makeZboot(payload []byte, comp string, size int) []byte {
+func MakeZboot(payload []byte, comp string, size int) []byte {
 	img := make([]byte, 64, 64+len(payload)+4)
 	copy(img, "MZ")
 	copy(img[4:], "zimg")
@@ -116,26 +138,26 @@ func makeZboot(payload []byte, comp string, size int) []byte {
 	copy(img[24:], comp)
 	img = append(img, payload...)
 	if comp != "gzip" {
-		img = withSize(img, size)
+		img = WithSize(img, size)
 	}
 	return img
 }
 
-// withSize appends the uncompressed size as the kernel's size_append does.
-func withSize(compressed []byte, size int) []byte {
+// WithSize appends the uncompressed size as the kernel's size_append does.
+func WithSize(compressed []byte, size int) []byte {
 	return binary.LittleEndian.AppendUint32(compressed, uint32(size))
 }
 
-// compressors make every payload compression the kernel build knows.
-var compressors = map[string]func(tb testing.TB, data []byte) []byte{
-	formatGzip: func(tb testing.TB, data []byte) []byte {
+// Compressors make every payload compression the kernel build knows.
+var Compressors = map[string]func(tb testing.TB, data []byte) []byte{
+	"gzip": func(tb testing.TB, data []byte) []byte {
 		var b bytes.Buffer
 		w := gzip.NewWriter(&b)
 		w.Write(data)
 		w.Close()
 		return b.Bytes()
 	},
-	formatXZ: func(tb testing.TB, data []byte) []byte {
+	"xz": func(tb testing.TB, data []byte) []byte {
 		var b bytes.Buffer
 		w, err := uxz.NewWriter(&b)
 		if err != nil {
@@ -145,7 +167,7 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		w.Close()
 		return b.Bytes()
 	},
-	formatLZMA: func(tb testing.TB, data []byte) []byte {
+	"lzma": func(tb testing.TB, data []byte) []byte {
 		var b bytes.Buffer
 		w, err := lzma.WriterConfig{DictCap: 1 << 20, EOSMarker: true, SizeInHeader: false}.NewWriter(&b)
 		if err != nil {
@@ -155,14 +177,14 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		w.Close()
 		return b.Bytes()
 	},
-	formatZstd: func(tb testing.TB, data []byte) []byte {
+	"zstd": func(tb testing.TB, data []byte) []byte {
 		enc, err := zstd.NewWriter(nil)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return enc.EncodeAll(data, nil)
 	},
-	formatLZ4Legacy: func(tb testing.TB, data []byte) []byte {
+	"lz4-legacy": func(tb testing.TB, data []byte) []byte {
 		out := []byte{0x02, 0x21, 0x4c, 0x18}
 		for len(data) > 0 {
 			chunk := data[:min(len(data), lz4LegacyBlock)]
@@ -177,7 +199,7 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		}
 		return out
 	},
-	formatLZO: func(tb testing.TB, data []byte) []byte {
+	"lzo": func(tb testing.TB, data []byte) []byte {
 		if _, err := exec.LookPath("lzop"); err != nil {
 			tb.Skip("lzop command not installed")
 		}
@@ -189,7 +211,7 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		}
 		return out
 	},
-	formatBzip2: func(tb testing.TB, data []byte) []byte {
+	"bzip2": func(tb testing.TB, data []byte) []byte {
 		if _, err := exec.LookPath("bzip2"); err != nil {
 			tb.Skip("bzip2 command not installed (Go has no bzip2 encoder)")
 		}
@@ -203,10 +225,10 @@ var compressors = map[string]func(tb testing.TB, data []byte) []byte{
 	},
 }
 
-// splitBTF is split BTF over smallBTF: a struct holding the base's int.
-func splitBTF(tb testing.TB) []byte {
+// SplitBTF is split BTF over SmallBTF: a struct holding the base's int.
+func SplitBTF(tb testing.TB) []byte {
 	tb.Helper()
-	base, err := rawbtf.Parse(smallBTF(tb), nil)
+	base, err := rawbtf.Parse(SmallBTF(tb), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -218,46 +240,46 @@ func splitBTF(tb testing.TB) []byte {
 	return enc.Bytes()
 }
 
-// arFile builds an ar archive as dpkg-deb writes it.
-func arFile(members ...elfSec) []byte {
-	b := []byte(arMagic)
+// ArFile builds an ar archive as dpkg-deb writes it.
+func ArFile(members ...Section) []byte {
+	b := []byte("!<arch>\n")
 	for _, m := range members {
-		b = append(b, fmt.Sprintf("%-16s%-12d%-6d%-6d%-8s%-10d`\n", m.name, 0, 0, 0, "100644", len(m.data))...)
-		b = append(b, m.data...)
-		if len(m.data)%2 == 1 {
+		b = append(b, fmt.Sprintf("%-16s%-12d%-6d%-6d%-8s%-10d`\n", m.Name, 0, 0, 0, "100644", len(m.Data))...)
+		b = append(b, m.Data...)
+		if len(m.Data)%2 == 1 {
 			b = append(b, '\n')
 		}
 	}
 	return b
 }
 
-// tarGz builds a .tar.gz of regular files.
-func tarGz(tb testing.TB, members ...elfSec) []byte {
+// TarGz builds a .tar.gz of regular files.
+func TarGz(tb testing.TB, members ...Section) []byte {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	for _, m := range members {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.name, Mode: 0o644, Size: int64(len(m.data))})
-		tw.Write(m.data)
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.Name, Mode: 0o644, Size: int64(len(m.Data))})
+		tw.Write(m.Data)
 	}
 	tw.Close()
-	return compressors[formatGzip](tb, b.Bytes())
+	return Compressors["gzip"](tb, b.Bytes())
 }
 
-// makeDeb builds a kernel package: an arm64 kernel image (Image.gz of the
+// MakeDeb builds a kernel package: an arm64 kernel image (Image.gz of the
 // synthetic vmlinux), one module with split BTF over it, and one module of a
 // release the package has no image for.
-func makeDeb(tb testing.TB) []byte {
+func MakeDeb(tb testing.TB) []byte {
 	tb.Helper()
 	control := "Package: linux-image-6.99.0-7-test\nVersion: 6.99.1-1\nArchitecture: arm64\nDescription: test\n multi-line\n"
-	mod := makeELF(elf.EM_AARCH64, elfSec{".BTF", splitBTF(tb)})
-	return arFile(
-		elfSec{"debian-binary", []byte("2.0\n")},
-		elfSec{"control.tar.gz", tarGz(tb, elfSec{"./control", []byte(control)})},
-		elfSec{"data.tar.gz", tarGz(tb,
-			elfSec{"./boot/vmlinuz-6.99.0-7-test", compressors[formatGzip](tb, vmlinuxELF(tb, elf.EM_AARCH64))},
-			elfSec{"./boot/config-6.99.0-7-test", []byte("CONFIG_DEBUG_INFO_BTF=y\n")},
-			elfSec{"./usr/lib/modules/6.99.0-7-test/kernel/net/nf_conntrack.ko.gz", compressors[formatGzip](tb, mod)},
-			elfSec{"./lib/modules/6.99.0-7-other/kernel/x.ko", mod},
+	mod := MakeELF(elf.EM_AARCH64, Section{".BTF", SplitBTF(tb)})
+	return ArFile(
+		Section{"debian-binary", []byte("2.0\n")},
+		Section{"control.tar.gz", TarGz(tb, Section{"./control", []byte(control)})},
+		Section{"data.tar.gz", TarGz(tb,
+			Section{"./boot/vmlinuz-6.99.0-7-test", Compressors["gzip"](tb, VMLinuxELF(tb, elf.EM_AARCH64))},
+			Section{"./boot/config-6.99.0-7-test", []byte("CONFIG_DEBUG_INFO_BTF=y\n")},
+			Section{"./usr/lib/modules/6.99.0-7-test/kernel/net/nf_conntrack.ko.gz", Compressors["gzip"](tb, mod)},
+			Section{"./lib/modules/6.99.0-7-other/kernel/x.ko", mod},
 		)},
 	)
 }

@@ -1,4 +1,4 @@
-package generator
+package main
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/btfembed/btfembed/generator"
 )
 
-// NewProgress reports progress on w: a live bar (kernels done, rate, ETA)
+// newProgress reports progress on w: a live bar (kernels done, rate, ETA)
 // when w is a terminal, else a plain line every interval and one per
 // failure, which reads well in CI logs.
 //
@@ -18,7 +20,7 @@ import (
 // processed. The rate is always in kernels per second; a unit that
 // changes with the rate (kernels/hr, then /min, then /s, as progressbar's
 // own rate does) cannot be compared at a glance.
-func NewProgress(w io.Writer, terminal bool, interval time.Duration) Progress {
+func newProgress(w io.Writer, terminal bool, interval time.Duration) generator.Progress {
 	start := time.Now()
 	if terminal {
 		bar := progressbar.NewOptions(-1,

@@ -1,21 +1,21 @@
-package corpus
+package extract
 
 import (
 	"fmt"
 	"strings"
 )
 
-// moduleSuffixes are the file names a module's BTF is read from: the module
+// ModuleSuffixes are the file names a module's BTF is read from: the module
 // itself as the kernel ships it, or its raw split BTF.
-var moduleSuffixes = []string{
+var ModuleSuffixes = []string{
 	".ko", ".ko.xz", ".ko.zst", ".ko.gz",
 	".btf", ".btf.xz", ".btf.zst", ".btf.gz",
 }
 
-// moduleName returns the module name of a file name ("nf_conntrack" for
+// ModuleName returns the module name of a file name ("nf_conntrack" for
 // nf_conntrack.ko.xz) and whether the name is one of a module.
-func moduleName(file string) (string, bool) {
-	for _, s := range moduleSuffixes {
+func ModuleName(file string) (string, bool) {
+	for _, s := range ModuleSuffixes {
 		if name, ok := strings.CutSuffix(file, s); ok && name != "" {
 			return name, true
 		}
@@ -23,7 +23,7 @@ func moduleName(file string) (string, bool) {
 	return "", false
 }
 
-// moduleBTF returns the raw split BTF of a module file, whose name says its
+// ModuleBTF returns the raw split BTF of a module file, whose name says its
 // format. The BTF is checked for framing only: validating it needs the base.
 //
 // A module whose .BTF is split over its own distilled base (.BTF.base) is
@@ -31,20 +31,20 @@ func moduleName(file string) (string, bool) {
 // generator minimizes it jointly with vmlinux, and moving such a module onto
 // its vmlinux is a relocation (package distill, strict or layout-compatible)
 // for the caller to choose, not a reading. ReadBTF returns both sections.
-func moduleBTF(file string, data []byte) ([]byte, error) {
-	if format := formatFromExt(file); format != formatNone {
+func ModuleBTF(file string, data []byte) ([]byte, error) {
+	if format := FormatFromExt(file); format != FormatNone {
 		var err error
-		if data, err = decompress(data, format, 0); err != nil {
+		if data, err = Decompress(data, format, 0); err != nil {
 			return nil, err
 		}
 	}
 	if !strings.Contains(file, ".ko") {
-		return wholeBTF(data)
+		return WholeBTF(data)
 	}
-	if !isELF(data) {
+	if !IsELF(data) {
 		return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
 	}
-	e, err := readELFBTF(data)
+	e, err := ReadELFBTF(data)
 	if err != nil {
 		return nil, err
 	}
@@ -52,12 +52,4 @@ func moduleBTF(file string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("module BTF is split over a distilled base (.BTF.base), which this corpus format does not carry")
 	}
 	return e.BTF, nil
-}
-
-// checkModule validates a module's split BTF over its kernel's vmlinux.
-func checkModule(btf []byte, base *btfSpec) error {
-	if _, err := parseBTF(btf, base); err != nil {
-		return fmt.Errorf("split BTF over the kernel's vmlinux: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package corpus
+package extract
 
 import (
 	"archive/tar"
@@ -11,43 +11,45 @@ import (
 	"sync"
 )
 
-// debControl holds the fields of a package's control file that tell the key.
-type debControl struct {
+// DebControl holds the fields of a package's control file that tell the key.
+type DebControl struct {
 	Package, Version, Architecture string
 }
 
-// debImage is one kernel image found in a package's data.tar, BTF
+// DebImage is one kernel image found in a package's data.tar, BTF
 // extracted.
-type debImage struct {
+type DebImage struct {
 	Path    string // member path inside the package
 	Release string // from the file name vmlinuz-<release>
-	Image   imageBTF
+	Image   ImageBTF
 	Err     error
 }
 
-// debModule is one module found in a package's data.tar, BTF extracted.
-type debModule struct {
+// DebModule is one module found in a package's data.tar, BTF extracted.
+type DebModule struct {
 	Release string // the <release> of lib/modules/<release>/
-	Module
-	Err error
+	Name    string // module name ("nf_conntrack")
+	Path    string // member path inside the package
+	BTF     []byte // raw split BTF over the kernel's vmlinux
+	Err     error
 }
 
-// debContents is what a kernel package holds that a corpus needs.
-type debContents struct {
-	Control debControl
-	Images  []debImage
-	Modules []debModule
+// DebContents is what a kernel package holds that a corpus needs.
+type DebContents struct {
+	Control DebControl
+	Images  []DebImage
+	Modules []DebModule
 }
 
-// readDeb reads a Debian package (deb(5): an ar archive with debian-binary,
+// ReadDeb reads a Debian package (deb(5): an ar archive with debian-binary,
 // control.tar.* and data.tar.*) in one pass. Modules are decoded by up to
 // workers goroutines while the archive streams on.
-func readDeb(r io.Reader, workers int) (*debContents, error) {
+func ReadDeb(r io.Reader, workers int) (*DebContents, error) {
 	ar, err := newArReader(r)
 	if err != nil {
 		return nil, err
 	}
-	var c debContents
+	var c DebContents
 	sawData := false
 	for {
 		name, _, err := ar.Next()
@@ -59,11 +61,11 @@ func readDeb(r io.Reader, workers int) (*debContents, error) {
 		}
 		switch {
 		case strings.HasPrefix(name, "control.tar"):
-			if c.Control, err = readDebControl(ar, formatFromExt(name)); err != nil {
+			if c.Control, err = readDebControl(ar, FormatFromExt(name)); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 		case strings.HasPrefix(name, "data.tar"):
-			if err := readDebData(ar, formatFromExt(name), workers, &c); err != nil {
+			if err := readDebData(ar, FormatFromExt(name), workers, &c); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			sawData = true
@@ -75,9 +77,9 @@ func readDeb(r io.Reader, workers int) (*debContents, error) {
 	return &c, nil
 }
 
-func readDebControl(r io.Reader, format string) (debControl, error) {
-	var c debControl
-	dr, err := decompressReader(r, format)
+func readDebControl(r io.Reader, format string) (DebControl, error) {
+	var c DebControl
+	dr, err := DecompressReader(r, format)
 	if err != nil {
 		return c, err
 	}
@@ -126,15 +128,15 @@ func debModulePath(p string) (release, name string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	name, ok = moduleName(path.Base(rest))
+	name, ok = ModuleName(path.Base(rest))
 	if !ok || !strings.Contains(path.Base(rest), ".ko") {
 		return "", "", false
 	}
 	return release, name, true
 }
 
-func readDebData(r io.Reader, format string, workers int, c *debContents) error {
-	dr, err := decompressReader(r, format)
+func readDebData(r io.Reader, format string, workers int, c *DebContents) error {
+	dr, err := DecompressReader(r, format)
 	if err != nil {
 		return err
 	}
@@ -144,8 +146,8 @@ func readDebData(r io.Reader, format string, workers int, c *debContents) error 
 		mu     sync.Mutex
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, max(workers, 1))
-		mods   []debModule
-		images []debImage
+		mods   []DebModule
+		images []DebImage
 	)
 	defer wg.Wait()
 	tr := tar.NewReader(dr)
@@ -175,15 +177,15 @@ func readDebData(r io.Reader, format string, workers int, c *debContents) error 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if isImage {
-				img := debImage{Path: p, Release: imageRelease}
-				img.Image, img.Err = findImageBTF(b)
+				img := DebImage{Path: p, Release: imageRelease}
+				img.Image, img.Err = FindImageBTF(b)
 				mu.Lock()
 				images = append(images, img)
 				mu.Unlock()
 				return
 			}
-			m := debModule{Release: modRelease, Module: Module{Name: modName, Path: p}}
-			m.BTF, m.Err = moduleBTF(path.Base(p), b)
+			m := DebModule{Release: modRelease, Name: modName, Path: p}
+			m.BTF, m.Err = ModuleBTF(path.Base(p), b)
 			mu.Lock()
 			mods = append(mods, m)
 			mu.Unlock()
@@ -196,7 +198,7 @@ func readDebData(r io.Reader, format string, workers int, c *debContents) error 
 }
 
 func readMember(tr *tar.Reader, h *tar.Header) ([]byte, error) {
-	if h.Size > maxDecompressed {
+	if h.Size > MaxDecompressed {
 		return nil, fmt.Errorf("tar member %s: %d bytes is too large", h.Name, h.Size)
 	}
 	b := make([]byte, h.Size)
