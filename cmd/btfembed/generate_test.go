@@ -147,8 +147,8 @@ func TestKeySpelling(t *testing.T) {
 	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
 	out := t.TempDir()
 	for _, args := range [][]string{
-		{"-pkg", "agent", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-output", out, obj},
-		{"corpus", "ls", filepath.Join(kerneltest.Dir(), "btfhub")},
+		{"-pkg", "agent", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-kernels", "6.1.0-47-amd64", "-output", out, obj},
+		{"corpus", "ls", "-release", "6.1.0-47-amd64", filepath.Join(kerneltest.Dir(), "btfhub")},
 		{"inspect", filepath.Join(out, "kernelbtf.btfembed")},
 	} {
 		var stdout, stderr bytes.Buffer
