@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"go/build/constraint"
 	"io"
 	"maps"
 	"path/filepath"
@@ -28,9 +29,10 @@ type EmitArgs struct {
 	// Ident is the function that returns the embedded assets, exported or
 	// not as its case says; "KernelBTF" if empty.
 	Ident string
-	// GOARCH, if set, is the build constraint of the file: the payload
-	// holds the kernels of that GOARCH only.
-	GOARCH string
+	// GOARCHes, if set, are the GOARCHes the file is built for (its
+	// //go:build line): the payload holds kernels of their architecture
+	// only.
+	GOARCHes []string
 	// PayloadFile is the payload's file name, in the directory of the Go
 	// file, for //go:embed.
 	PayloadFile string
@@ -54,8 +56,12 @@ func Emit(w io.Writer, args EmitArgs) error {
 	if !isIdent(ident) || ident == "_" {
 		return fmt.Errorf("identifier %q is not a Go identifier", ident)
 	}
-	if args.GOARCH != "" && !isIdent(args.GOARCH) && !isGOARCH(args.GOARCH) {
-		return fmt.Errorf("GOARCH %q cannot be a build constraint", args.GOARCH)
+	var tags []constraint.Expr
+	for _, goarch := range args.GOARCHes {
+		if !isIdent(goarch) && !isGOARCH(goarch) {
+			return fmt.Errorf("GOARCH %q cannot be a build constraint", goarch)
+		}
+		tags = append(tags, &constraint.TagExpr{Tag: goarch})
 	}
 	if args.PayloadFile == "" || strings.ContainsAny(args.PayloadFile, "/\\ \"") {
 		return fmt.Errorf("payload file name %q cannot be embedded", args.PayloadFile)
@@ -68,8 +74,12 @@ func Emit(w io.Writer, args EmitArgs) error {
 	if args.Command != "" {
 		f.HeaderComment("Command: " + args.Command)
 	}
-	if args.GOARCH != "" {
-		f.HeaderComment("//go:build " + args.GOARCH)
+	if len(tags) > 0 {
+		expr := tags[0]
+		for _, t := range tags[1:] {
+			expr = &constraint.OrExpr{X: expr, Y: t}
+		}
+		f.HeaderComment("//go:build " + expr.String())
 	}
 	f.Anon("embed")
 	f.ImportAlias(runtimePkg, "btfruntime")
@@ -111,7 +121,7 @@ func docComment(ident string, r *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s returns the kernel BTF that btfembed embedded in this package", ident)
 	if r != nil && len(r.Kernels) == 0 {
-		b.WriteString(":\nno kernel, as the corpus has none of this architecture, so only kernels\nwith BTF of their own are served.")
+		b.WriteString(":\nno kernel, as the corpus has none for the GOARCHes of this file, so only\nkernels with BTF of their own are served.")
 	} else if r != nil {
 		perArch := map[string]int{}
 		for _, k := range r.Kernels {

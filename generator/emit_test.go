@@ -35,16 +35,16 @@ func TestEmitGolden(t *testing.T) {
 		{"kernelbtf_amd64.go.golden", EmitArgs{
 			Package:     "agent",
 			Ident:       "kernelBTF",
-			GOARCH:      "amd64",
+			GOARCHes:    []string{"amd64"},
 			PayloadFile: "kernelbtf_amd64.btfembed",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
 			Report:      report,
 		}},
-		// A GOARCH without kernels in the corpus.
-		{"kernelbtf_386.go.golden", EmitArgs{
+		// The GOARCHes without kernels in the corpus.
+		{"kernelbtf_other.go.golden", EmitArgs{
 			Package:     "agent",
-			GOARCH:      "386",
-			PayloadFile: "kernelbtf_386.btfembed",
+			GOARCHes:    []string{"386", "riscv64"},
+			PayloadFile: "kernelbtf_other.btfembed",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
 			Report:      &Report{PayloadBytes: 34},
 		}},
@@ -81,7 +81,7 @@ func TestEmitGolden(t *testing.T) {
 			if !bytes.Equal(fixed, got.Bytes()) {
 				t.Errorf("goimports would rewrite the output to:\n%s", fixed)
 			}
-			if tc.args.GOARCH != "" && !strings.Contains(got.String(), "\n//go:build "+tc.args.GOARCH+"\n\npackage ") {
+			if tc.args.GOARCHes != nil && !strings.Contains(got.String(), "\n//go:build "+strings.Join(tc.args.GOARCHes, " || ")+"\n\npackage ") {
 				t.Error("no build constraint before the package clause")
 			}
 		})
@@ -94,7 +94,7 @@ func TestEmitRejects(t *testing.T) {
 		{Package: "my-pkg", PayloadFile: "p"},
 		{Package: "main", Ident: "1st", PayloadFile: "p"},
 		{Package: "main", Ident: "_", PayloadFile: "p"},
-		{Package: "main", GOARCH: "amd 64", PayloadFile: "p"},
+		{Package: "main", GOARCHes: []string{"amd 64"}, PayloadFile: "p"},
 		{Package: "main", PayloadFile: ""},
 		{Package: "main", PayloadFile: "dir/p"},
 	} {

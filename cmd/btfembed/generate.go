@@ -32,7 +32,8 @@ With no objects named, btfembed finds the BPF objects the package embeds
 checks each against the kernels of its architecture (bpf_x86_bpfel.o:
 x86_64; a generic bpf_bpfel.o: every little-endian kernel) and writes one
 payload per GOARCH, kernelbtf_<goarch>.go and .btfembed, so a binary embeds
-only its own architecture's kernels. Objects named on the command line go
+only its own architecture's kernels (GOARCHes the corpus has no kernels for
+share kernelbtf_other.go and an empty payload). Objects named on the command line go
 into one kernelbtf.go for all kernels instead, each still checked only
 against the kernels it pairs with.
 
@@ -205,20 +206,32 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 
 	out := &outputs{pkg: f.pkg, ident: f.ident, command: command}
 	if perGOARCH == nil {
-		if err := out.add(goFile, "", res); err != nil {
+		if err := out.add(goFile, nil, res); err != nil {
 			return err
 		}
 	}
+	// GOARCHes without kernels share one file with an empty payload, so
+	// the package builds for them without a file each.
+	var empty []string
+	var emptyPart *generator.Result
 	for _, goarch := range perGOARCH {
 		part, err := res.ForArch(generator.KernelArch(goarch))
 		if err != nil {
 			return err
 		}
 		if len(part.Report.Kernels) == 0 {
-			fmt.Fprintf(stderr, "btfembed: no kernels for GOARCH %s: its payload is empty, so a %s binary uses the kernel's own BTF or reports the kernel unsupported\n", goarch, goarch)
+			empty, emptyPart = append(empty, goarch), part
+			continue
 		}
 		name := strings.TrimSuffix(goFile, ".go") + "_" + goarch + ".go"
-		if err := out.add(name, goarch, part); err != nil {
+		if err := out.add(name, []string{goarch}, part); err != nil {
+			return err
+		}
+	}
+	if len(empty) > 0 {
+		fmt.Fprintf(stderr, "btfembed: no kernels for GOARCH %s: %s holds an empty payload for them, so their binaries use the kernel's own BTF or report the kernel unsupported\n",
+			strings.Join(empty, ", "), filepath.Base(otherFile(goFile)))
+		if err := out.add(otherFile(goFile), empty, emptyPart); err != nil {
 			return err
 		}
 	}
@@ -241,6 +254,12 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
 		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), strings.Join(out.goFiles(), ", "))
 	return nil
+}
+
+// otherFile is the Go file for the GOARCHes without kernels: <stem>_other.go
+// ("other" is no GOARCH, so the name implies no constraint).
+func otherFile(goFile string) string {
+	return strings.TrimSuffix(goFile, ".go") + "_other.go"
 }
 
 // pairEmbedded turns the objects a package embeds per GOARCH into the

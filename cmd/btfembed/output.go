@@ -22,15 +22,15 @@ type outputs struct {
 
 type outputFile = atomicfile.File
 
-// add emits the Go file and its payload for one result; goarch is the
-// file's build constraint, "" for none.
-func (o *outputs) add(goFile, goarch string, res *generator.Result) error {
+// add emits the Go file and its payload for one result, built for the
+// GOARCHes (nil: for all).
+func (o *outputs) add(goFile string, goarches []string, res *generator.Result) error {
 	payload := strings.TrimSuffix(goFile, ".go") + ".btfembed"
 	var src bytes.Buffer
 	err := generator.Emit(&src, generator.EmitArgs{
 		Package:     o.pkg,
 		Ident:       o.ident,
-		GOARCH:      goarch,
+		GOARCHes:    goarches,
 		PayloadFile: filepath.Base(payload),
 		Command:     o.command,
 		Report:      res.Report,

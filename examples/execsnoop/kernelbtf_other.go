@@ -11,7 +11,7 @@ import (
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
-//go:embed kernelbtf_386.btfembed
+//go:embed kernelbtf_other.btfembed
 var kernelBTFPayload []byte
 
 var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
@@ -19,8 +19,8 @@ var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
-// no kernel, as the corpus has none of this architecture, so only kernels
-// with BTF of their own are served.
+// no kernel, as the corpus has none for the GOARCHes of this file, so only
+// kernels with BTF of their own are served.
 //
 // At start-up, pass the result of its CollectionOptions method to
 // ebpf.NewCollectionWithOptions, or call Select for the BTF alone.
