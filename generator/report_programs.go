@@ -86,11 +86,13 @@ func (r *Report) CheckLoadable() error {
 	return nil
 }
 
-// kernelGroup is kernels on which every program that does not load
-// everywhere has the same verdict for the same reasons.
+// kernelGroup is kernels on which the same programs are checked (objects
+// pair with kernels of their architecture) and every one that does not
+// load has the same verdict for the same reasons.
 type kernelGroup struct {
 	label   string
 	kernels []string
+	checked map[[2]string]bool          // object, program
 	verdict map[[2]string]ProgramReport // object, program: a verdict other than loads
 }
 
@@ -101,17 +103,20 @@ func (r *Report) groupKernels() []*kernelGroup {
 	byKey := map[string]*kernelGroup{}
 	for _, k := range r.Kernels {
 		var key strings.Builder
+		checked := map[[2]string]bool{}
 		notLoading := map[[2]string]ProgramReport{}
 		for _, p := range k.Programs {
+			checked[[2]string{p.Object, p.Program}] = true
+			fmt.Fprintf(&key, "%s\x00%s\x01", p.Object, p.Program)
 			if p.Verdict == VerdictLoads {
 				continue
 			}
 			notLoading[[2]string{p.Object, p.Program}] = p
-			fmt.Fprintf(&key, "%s\x00%s\x00%s\x00%s\x01", p.Object, p.Program, p.Verdict, strings.Join(p.Reasons, "\x00"))
+			fmt.Fprintf(&key, "%s\x00%s\x01", p.Verdict, strings.Join(p.Reasons, "\x00"))
 		}
 		g := byKey[key.String()]
 		if g == nil {
-			g = &kernelGroup{label: groupLabel(len(groups)), verdict: notLoading}
+			g = &kernelGroup{label: groupLabel(len(groups)), checked: checked, verdict: notLoading}
 			byKey[key.String()] = g
 			groups = append(groups, g)
 		}
@@ -154,7 +159,8 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		fmt.Fprintf(w, "Load prediction: all %d programs load on every kernel.\n", len(total))
 	} else {
 		fmt.Fprintf(w, "Load prediction: %d of %d programs do not load, or may not, on some kernels (fails: the verifier\n"+
-			"reaches a poisoned CO-RE instruction or cilium/ebpf refuses the relocation; unknown: the analysis cannot tell).\n\n",
+			"reaches a poisoned CO-RE instruction or cilium/ebpf refuses the relocation; unknown: the analysis cannot tell;\n"+
+			"-: the object is not checked on those kernels).\n\n",
 			len(rows), len(total))
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 		fmt.Fprint(tw, "OBJECT\tPROGRAM")
@@ -168,6 +174,8 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 				v := "ok"
 				if p, ok := g.verdict[id]; ok {
 					v = p.Verdict
+				} else if !g.checked[id] {
+					v = "-" // the object is not checked on these kernels
 				}
 				fmt.Fprintf(tw, "\t%s", v)
 			}

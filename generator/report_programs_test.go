@@ -55,6 +55,14 @@ func TestProgramTable(t *testing.T) {
 			notWant: []string{"  r  ", "Guarded misses"},
 		},
 		{
+			name: "objects paired with some kernels only",
+			kernels: []KernelReport{
+				{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{fails, fine}},
+				{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{{Object: "b.o", Program: "p", Verdict: VerdictLoads}, fine}},
+			},
+			want: []string{"a.o     p        fails  -", "A: x86_64/6.1", "B: arm64/6.1"},
+		},
+		{
 			name:     "unknown does not fail the run",
 			kernels:  []KernelReport{kernel("6.1", unknown, fine)},
 			want:     []string{"a.o     q        unknown"},
