@@ -78,7 +78,8 @@ func agrees(p Prediction, o outcome) int {
 }
 
 // validationObjects are the little-endian objects with CO-RE
-// relocations of the repository, cilium/ebpf's CO-RE test objects, and
+// relocations of the repository (testdata and bpf2go's, for every
+// architecture), cilium/ebpf's CO-RE test objects, and
 // those matching the space-separated globs in $BTFEMBED_PREDICT_OBJECTS
 // (to validate on other objects: bcc's libbpf-tools, an agent's own).
 func validationObjects(t *testing.T) []string {
@@ -94,7 +95,14 @@ func validationObjects(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs = append(objs, filepath.Join(kerneltest.Dir(), "..", "examples", "execsnoop", "bpf", "execsnoop_bpfel.o"))
+	// bpf2go's outputs: the test object and the example's.
+	for _, dir := range []string{filepath.Join(kerneltest.Dir(), "objects", "bpf2go"), filepath.Join(kerneltest.Dir(), "..", "examples", "execsnoop")} {
+		m, err := filepath.Glob(filepath.Join(dir, "*_bpfel.o"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, m...)
+	}
 	cilium, err := filepath.Glob(filepath.Join(kerneltest.CiliumTestdata(t), "relocs*-el.elf"))
 	if err != nil {
 		t.Fatal(err)
