@@ -125,6 +125,25 @@ func (r *Report) groupKernels() []*kernelGroup {
 	return groups
 }
 
+// compactGroups is how many kernel groups the program table shows with
+// words in its cells; more get one letter each.
+const compactGroups = 8
+
+// cell is how the program table shows a verdict.
+func cell(verdict string, compact bool) string {
+	switch {
+	case verdict == VerdictLoads && compact:
+		return "."
+	case verdict == VerdictLoads:
+		return "ok"
+	case compact && verdict == VerdictFails:
+		return "F"
+	case compact && verdict == VerdictUnknown:
+		return "?"
+	}
+	return verdict
+}
+
 // groupLabel is A..Z, then AA, AB, ...
 func groupLabel(i int) string {
 	s := ""
@@ -162,7 +181,16 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 			"reaches a poisoned CO-RE instruction or cilium/ebpf refuses the relocation; unknown: the analysis cannot tell;\n"+
 			"-: the object is not checked on those kernels).\n\n",
 			len(rows), len(total))
+		// Many kernel groups: one letter a cell keeps the table narrow.
+		compact := len(groups) > compactGroups
+		if compact {
+			fmt.Fprintln(w, "F: fails, ?: unknown, .: loads, -: not checked.")
+			fmt.Fprintln(w)
+		}
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		if compact {
+			tw = tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+		}
 		fmt.Fprint(tw, "OBJECT\tPROGRAM")
 		for _, g := range groups {
 			fmt.Fprintf(tw, "\t%s", g.label)
@@ -171,13 +199,13 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		for _, id := range rows {
 			fmt.Fprintf(tw, "%s\t%s", id[0], id[1])
 			for _, g := range groups {
-				v := "ok"
+				v := VerdictLoads
 				if p, ok := g.verdict[id]; ok {
 					v = p.Verdict
 				} else if !g.checked[id] {
 					v = "-" // the object is not checked on these kernels
 				}
-				fmt.Fprintf(tw, "\t%s", v)
+				fmt.Fprintf(tw, "\t%s", cell(v, compact))
 			}
 			fmt.Fprintln(tw)
 		}

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,20 @@ func TestProgramTable(t *testing.T) {
 				{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{{Object: "b.o", Program: "p", Verdict: VerdictLoads}, fine}},
 			},
 			want: []string{"a.o     p        fails  -", "A: x86_64/6.1", "B: arm64/6.1"},
+		},
+		{
+			name: "many kernel groups, one letter a cell",
+			kernels: func() []KernelReport {
+				var ks []KernelReport
+				for i := range compactGroups + 1 {
+					// Each kernel fails for a reason of its own.
+					f := fails
+					f.Reasons = []string{fmt.Sprint("reason ", i)}
+					ks = append(ks, kernel(fmt.Sprint("6.", i), f, unknown, fine))
+				}
+				return append(ks, kernel("7.0", loads, unknown, fine))
+			}(),
+			want: []string{"F: fails, ?: unknown", "a.o    p       F F F F F F F F F .", "a.o    q       ? ? ? ? ? ? ? ? ? ?"},
 		},
 		{
 			name:     "unknown does not fail the run",
