@@ -38,7 +38,11 @@
 // (a helper or kfunc the kernel lacks, which cilium/ebpf poisons at load
 // time from the running kernel, a program type, the verifier's limits).
 //
-// Global functions are verified on their own, with unknown arguments and
-// an unknown return value; from Linux 6.8 only where a call to them is
-// reached, before that always (see Options.Release).
+// The verifier has learnt over the years, and the walk follows the
+// kernel's version (Options.Release, model.go): before 5.0 it decides
+// only JEQ and JNE against an immediate, before 5.7 only comparisons
+// against immediates; before 5.17 a fill narrower than 8 bytes forgets
+// a spilled constant. Global functions are verified on their own, with
+// unknown arguments and an unknown return value, from 5.6; from 6.8 only
+// where a call to them is reached.
 package predict

@@ -43,8 +43,8 @@ func FuzzWalk(f *testing.F) {
 		for i := 0; i < len(insns); i += 3 {
 			poison[i] = "fuzz"
 		}
-		for _, g := range []globals{globalsLazy, globalsEager, globalsUnsure} {
-			judge(insns, insns, poison, g)
+		for _, release := range []string{"6.18", "5.4", ""} {
+			judge(insns, insns, poison, modelFor(release))
 		}
 	})
 }

@@ -28,7 +28,9 @@ func (w *walker) jump(s *state, ins *asm.Instruction) (*state, bool) {
 	if ins.OpCode.Source() == asm.RegSource {
 		b = s.reg(uint8(ins.Src))
 	}
-	if taken, ok := decide(op, a, b, is32); ok {
+	imm := ins.OpCode.Source() == asm.ImmSource
+	taken, decided := decide(op, a, b, is32)
+	if decided && w.model.decides(op, imm, is32, a.k == scalar) {
 		if taken {
 			return nil, w.goTo(s, int(ins.Offset))
 		}
@@ -38,24 +40,36 @@ func (w *walker) jump(s *state, ins *asm.Instruction) (*state, bool) {
 
 	// Both ways. The verifier learns a register's value from a 64-bit
 	// equality with a constant; so does the walk.
-	if a.k == lost || b.k == lost {
-		if s.why == -1 {
-			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not track (read from .rodata or .kconfig, or computed by a division, negation or byte swap)", s.pc, sourceOf(w.insns, s.pc)))
-		}
-	}
-	taken := s.clone()
-	if !is32 && (op == asm.JEq || op == asm.JNE) && ins.OpCode.Source() == asm.ImmSource && ins.Dst != asm.R10 {
-		eq := taken
+	jumped := s.clone()
+	if !is32 && (op == asm.JEq || op == asm.JNE) && imm && ins.Dst != asm.R10 {
+		eq := jumped
 		if op == asm.JNE {
 			eq = s
 		}
 		eq.top().regs[ins.Dst] = b
 	}
+	switch {
+	case decided:
+		// The way the constants go is the program's; the other one
+		// only an older verifier explores, if it does.
+		dead := s
+		if !taken {
+			dead = jumped
+		}
+		if dead.why == -1 {
+			dead.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s is decided by constants, but the verifier of this kernel's version may not decide it (older verifiers compare fewer kinds of operands)", s.pc, sourceOf(w.insns, s.pc)))
+		}
+	case a.k == lost || b.k == lost:
+		if s.why == -1 {
+			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not track (read from .rodata or .kconfig, or computed by a division, negation or byte swap, or a narrow fill on an older kernel)", s.pc, sourceOf(w.insns, s.pc)))
+			jumped.why = s.why
+		}
+	}
 	s.pc++
-	if !w.goTo(taken, int(ins.Offset)) {
+	if !w.goTo(jumped, int(ins.Offset)) {
 		return nil, false
 	}
-	return taken, true
+	return jumped, true
 }
 
 // goTo moves s by a jump offset in raw instructions.
@@ -66,6 +80,18 @@ func (w *walker) goTo(s *state, off int) bool {
 		return false
 	}
 	s.pc = target
+	return true
+}
+
+// decides says whether the modelled verifier decides a jump whose
+// outcome the walk knows: scalars is false for a pointer against 0.
+func (m model) decides(op asm.JumpOp, imm, is32, scalars bool) bool {
+	switch m.jumps {
+	case jumpsEqImm:
+		return scalars && imm && !is32 && (op == asm.JEq || op == asm.JNE)
+	case jumpsImm:
+		return scalars && imm
+	}
 	return true
 }
 

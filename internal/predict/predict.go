@@ -3,9 +3,7 @@ package predict
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -16,9 +14,10 @@ import (
 // Options says which kernel the prediction is for.
 type Options struct {
 	// Release is the release of the kernel whose verifier loads the
-	// programs ("6.1.0-47-amd64"); it decides when global functions are
-	// verified. Empty or unparsable: poison in a global function whose
-	// call is not reached gives Unknown.
+	// programs ("6.1.0-47-amd64"): older verifiers decide fewer jumps,
+	// keep fewer spilled constants and verify global functions
+	// differently. Empty or unparsable: the most cautious assumptions,
+	// which give Unknown more often.
 	Release string
 }
 
@@ -31,18 +30,18 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 	if opts == nil {
 		opts = &Options{}
 	}
-	g := globalsFor(opts.Release)
+	m := modelFor(opts.Release)
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
-		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, g)
+		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, m)
 		out = append(out, p)
 	}
 	return out
 }
 
 // program predicts one program.
-func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g globals) (Verdict, []string, []string) {
+func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, m model) (Verdict, []string, []string) {
 	insns, poison, err := relocate(prog, local, targets)
 	if err != nil {
 		var reasons []string
@@ -51,17 +50,17 @@ func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, g glo
 		}
 		return Fails, reasons, nil
 	}
-	return judge(insns, prog.Instructions, poison, g)
+	return judge(insns, prog.Instructions, poison, m)
 }
 
 // judge walks relocated instructions and says which poisoned ones the
 // verifier reaches; source is the program before relocation, whose line
 // info the poisoned instructions lost.
-func judge(insns, source asm.Instructions, poison map[int]string, g globals) (Verdict, []string, []string) {
+func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verdict, []string, []string) {
 	if len(poison) == 0 {
 		return Loads, nil, nil
 	}
-	w := newWalker(insns, poison, g)
+	w := newWalker(insns, poison, m)
 	w.run()
 
 	var fails, unsure, guarded []string
@@ -99,24 +98,6 @@ func (w *walker) function(pc int) string {
 		}
 	}
 	return ""
-}
-
-var releaseVersion = regexp.MustCompile(`^(\d+)\.(\d+)`)
-
-// globalsFor: Linux 6.8 verifies a global function only where a call
-// to it is reached (commit 2afae08c9dcb, "bpf: Validate global subprogs
-// lazily"); earlier kernels verify every one.
-func globalsFor(release string) globals {
-	m := releaseVersion.FindStringSubmatch(release)
-	if m == nil {
-		return globalsUnsure
-	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	if major > 6 || major == 6 && minor >= 8 {
-		return globalsLazy
-	}
-	return globalsEager
 }
 
 // trimSource shortens a line of C for a reason.

@@ -73,7 +73,7 @@ func TestGuards(t *testing.T) {
 		"version_guarded": {Unknown, Loads},
 	}
 	kernels := kerneltest.Corpus(t)
-	if r := kerneltest.Running(t); globalsFor(r.Release) == globalsLazy {
+	if r := kerneltest.Running(t); modelFor(r.Release) == latest {
 		kernels = append(kernels, r)
 	}
 	for _, k := range kernels {

@@ -17,15 +17,16 @@ type globals uint8
 
 const (
 	globalsLazy   globals = iota // where a call to it is reached (Linux 6.8+)
-	globalsEager                 // always (before 6.8)
+	globalsEager                 // always (5.6 to 6.7)
 	globalsUnsure                // the kernel's version is not known
+	globalsStatic                // not on its own: followed like a static function (before 5.6)
 )
 
 // walker explores one relocated program.
 type walker struct {
 	insns   asm.Instructions
 	poison  map[int]string
-	globals globals
+	model   model
 
 	offsets []int       // raw offset of each instruction
 	byRaw   map[int]int // raw offset to instruction index
@@ -44,9 +45,9 @@ type walker struct {
 	queue   []int
 }
 
-func newWalker(insns asm.Instructions, poison map[int]string, g globals) *walker {
+func newWalker(insns asm.Instructions, poison map[int]string, m model) *walker {
 	w := &walker{
-		insns: insns, poison: poison, globals: g,
+		insns: insns, poison: poison, model: m,
 		byRaw:   map[int]int{},
 		symbols: map[string]int{},
 		hits:    map[int]int{},
@@ -69,11 +70,11 @@ func newWalker(insns asm.Instructions, poison map[int]string, g globals) *walker
 // verifier checks on its own.
 func (w *walker) run() {
 	w.enqueue(0, -1)
-	if w.globals != globalsLazy {
+	if g := w.model.globals; g == globalsEager || g == globalsUnsure {
 		for i := 1; i < len(w.insns); i++ {
 			if w.isGlobal(i) {
 				why := -1
-				if w.globals == globalsUnsure {
+				if g == globalsUnsure {
 					why = w.reason(-1-i, fmt.Sprintf("global function %s is verified on its own before Linux 6.8, where a call to it is reached from 6.8 on, and the kernel's version is not known", w.insns[i].Symbol()))
 				}
 				w.enqueue(i, why)
@@ -98,6 +99,9 @@ func (w *walker) enqueue(pc, why int) {
 }
 
 func (w *walker) isGlobal(pc int) bool {
+	if w.model.globals == globalsStatic {
+		return false
+	}
 	fn := btf.FuncMetadata(&w.insns[pc])
 	return fn != nil && fn.Linkage == btf.GlobalFunc
 }
@@ -254,6 +258,9 @@ func (w *walker) load(s *state, ins *asm.Instruction) value {
 	switch src.k {
 	case stackPtr:
 		v := s.frames[src.frame].load(int16(int64(src.n)+int64(ins.Offset)), size)
+		if size < 8 && !w.model.narrowFill {
+			v = blur(v)
+		}
 		if v.k == scalar && ins.OpCode.Mode() == asm.MemSXMode {
 			v.n = signExtend(v.n, size*8)
 		}

@@ -178,7 +178,7 @@ func TestWalk(t *testing.T) {
 			if len(poison) != 1 {
 				t.Fatalf("%d poisoned instructions, want 1", len(poison))
 			}
-			v, reasons, _ := judge(tt.insns, tt.insns, poison, globalsLazy)
+			v, reasons, _ := judge(tt.insns, tt.insns, poison, latest)
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}
@@ -272,7 +272,9 @@ func TestWalkCalls(t *testing.T) {
 					poison[i] = "test relocation"
 				}
 			}
-			v, reasons, _ := judge(tt.insns, tt.insns, poison, tt.globals)
+			m := latest
+			m.globals = tt.globals
+			v, reasons, _ := judge(tt.insns, tt.insns, poison, m)
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}
@@ -280,18 +282,84 @@ func TestWalkCalls(t *testing.T) {
 	}
 }
 
-func TestGlobalsFor(t *testing.T) {
-	for release, want := range map[string]globals{
-		"6.1.0-47-amd64":       globalsEager,
-		"5.15.0-91-generic":    globalsEager,
-		"6.8.0-1-generic":      globalsLazy,
-		"6.12.118+deb12-amd64": globalsLazy,
-		"7.0":                  globalsLazy,
-		"":                     globalsUnsure,
-		"custom":               globalsUnsure,
+func TestModelFor(t *testing.T) {
+	for release, want := range map[string]model{
+		"4.15.0-20-generic":    {globals: globalsStatic, jumps: jumpsEqImm},
+		"5.4.0-91-generic":     {globals: globalsStatic, jumps: jumpsImm},
+		"5.10.0-28-amd64":      {globals: globalsEager, jumps: jumpsAll},
+		"6.1.0-47-amd64":       {globals: globalsEager, jumps: jumpsAll, narrowFill: true},
+		"6.8.0-1-generic":      latest,
+		"6.12.118+deb12-amd64": latest,
+		"7.0":                  latest,
+		"":                     {globals: globalsUnsure, jumps: jumpsEqImm},
+		"custom":               {globals: globalsUnsure, jumps: jumpsEqImm},
 	} {
-		if got := globalsFor(release); got != want {
-			t.Errorf("globalsFor(%q) = %d, want %d", release, got, want)
+		if got := modelFor(release); got != want {
+			t.Errorf("modelFor(%q) = %+v, want %+v", release, got, want)
 		}
+	}
+}
+
+// TestWalkOlderVerifiers: what an older verifier does not decide, the
+// walk does not count as a guard.
+func TestWalkOlderVerifiers(t *testing.T) {
+	exit := []asm.Instruction{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+	guardReg := append(asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0),
+		asm.Mov.Imm(asm.R2, 1),
+		jmp(asm.JLT.Reg(asm.R1, asm.R2, ""), 1),
+		poisonCall(),
+	}, exit...)
+	guardGT := append(asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0),
+		jmp(asm.JLT.Imm(asm.R1, 1, ""), 1),
+		poisonCall(),
+	}, exit...)
+	guardEq := append(asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0),
+		jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
+		poisonCall(),
+	}, exit...)
+	narrowSpill := append(asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.RFP, -4, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, asm.RFP, -4, asm.Word),
+		jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
+		poisonCall(),
+	}, exit...)
+	unguardedAfterJump := append(asm.Instructions{
+		asm.Mov.Imm(asm.R1, 0),
+		asm.Mov.Imm(asm.R2, 1),
+		jmp(asm.JLT.Reg(asm.R1, asm.R2, ""), 0),
+		poisonCall(),
+	}, exit...)
+	for _, tt := range []struct {
+		name    string
+		insns   asm.Instructions
+		release string
+		want    Verdict
+	}{
+		{"register comparison, 6.1", guardReg, "6.1.0", Loads},
+		{"register comparison, 5.4", guardReg, "5.4.0", Unknown},
+		{"less than an immediate, 5.4", guardGT, "5.4.0", Loads},
+		{"less than an immediate, 4.19", guardGT, "4.19.0", Unknown},
+		{"equality, 4.19", guardEq, "4.19.0", Loads},
+		{"narrow spill, 6.1", narrowSpill, "6.1.0", Loads},
+		{"narrow spill, 5.10", narrowSpill, "5.10.0", Unknown},
+		// The way the constants go reaches the poison on every kernel.
+		{"poison on the way the constants go, 5.4", unguardedAfterJump, "5.4.0", Fails},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			poison := map[int]string{}
+			for i := range tt.insns {
+				if isPoison(&tt.insns[i]) {
+					poison[i] = "test relocation"
+				}
+			}
+			v, reasons, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release))
+			if v != tt.want {
+				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
+			}
+		})
 	}
 }
