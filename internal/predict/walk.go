@@ -24,9 +24,9 @@ const (
 
 // walker explores one relocated program.
 type walker struct {
-	insns   asm.Instructions
-	poison  map[int]string
-	model   model
+	insns  asm.Instructions
+	poison map[int]string
+	model  model
 
 	offsets []int       // raw offset of each instruction
 	byRaw   map[int]int // raw offset to instruction index
