@@ -78,8 +78,8 @@ func agrees(p Prediction, o outcome) int {
 }
 
 // validationObjects are the little-endian objects with CO-RE
-// relocations of the repository (testdata and bpf2go's, for every
-// architecture), cilium/ebpf's CO-RE test objects, and
+// relocations of the repository (testdata, bpf2go's for every
+// architecture, corereloc's), cilium/ebpf's CO-RE test objects, and
 // those matching the space-separated globs in $BTFEMBED_PREDICT_OBJECTS
 // (to validate on other objects: bcc's libbpf-tools, an agent's own).
 func validationObjects(t *testing.T) []string {
@@ -95,9 +95,16 @@ func validationObjects(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// bpf2go's outputs: the test object and the example's.
-	for _, dir := range []string{filepath.Join(kerneltest.Dir(), "objects", "bpf2go"), filepath.Join(kerneltest.Dir(), "..", "examples", "execsnoop")} {
-		m, err := filepath.Glob(filepath.Join(dir, "*_bpfel.o"))
+	root := filepath.Join(kerneltest.Dir(), "..")
+	for _, pattern := range []string{
+		// bpf2go's outputs: the test object and the example's.
+		filepath.Join(root, "testdata", "objects", "bpf2go", "*_bpfel.o"),
+		filepath.Join(root, "examples", "execsnoop", "*_bpfel.o"),
+		// corereloc's: libbpf's selftest patterns, counts, flexible arrays.
+		filepath.Join(root, "corereloc", "testdata", "patterns", "*.o"),
+		filepath.Join(root, "corereloc", "testdata", "*-el.o"),
+	} {
+		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
