@@ -123,7 +123,7 @@ func validationObjects(t *testing.T) []string {
 // prediction. Whether the verifier reaches a poisoned instruction does
 // not depend on which kernel's BTF produced the poison, so one kernel's
 // verifier checks the predictions for all. The running kernel's release
-// decides how global functions are verified.
+// picks the verifier the walk models (model.go).
 //
 //	go test -run TestVerifierAgrees -v ./internal/predict
 func TestVerifierAgrees(t *testing.T) {
