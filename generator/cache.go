@@ -34,22 +34,24 @@ import (
 //     kernel digest and the objects' digest, so a kernel whose result is
 //     cached is not even read.
 //
-// The objects' digest covers what minimization and the oracle depend on:
-// the contents of every object that has CO-RE relocations, in order of
-// first appearance, with duplicates dropped. Match resolves relocations
-// object by object (groups never span objects), minimization keeps the
-// union of what every relocation read, and the oracle relocates each
-// program of each object on its own, so a duplicate object or one without
-// CO-RE relocations changes neither blob nor verdict: adding one hits.
-// Any other change to an object misses, whole: correctness is worth more
-// than finer reuse. Report rows are stored per distinct object and given
-// the current object names when read back.
+// The objects' digest covers what minimization, the oracle and the load
+// prediction depend on: the contents of the objects paired with the
+// kernel's architecture, in order, duplicates dropped. Match resolves
+// relocations object by object (groups never span objects), minimization
+// keeps the union of what every relocation read, and the oracle and the
+// prediction take each program of each object on its own, so an object
+// given twice (a copy under another name) changes neither blob, verdict
+// nor prediction: adding one hits. Any other change to the objects
+// misses, whole: correctness is worth more than finer reuse (a new object
+// brings programs whose load prediction needs the kernel's BTF, even if
+// its relocations are all known). Report rows are stored per distinct
+// object and given the current object names when read back.
 type kernelCache struct {
-	c       *cache.Cache
-	tool    []byte // digest of the running btfembed and its dependencies
-	objects []byte // digest of the distinct objects with relocations
-	unitOf  []int  // per object, its index among the distinct ones; -1 if it has no relocations
-	units   int
+	c      *cache.Cache
+	tool   []byte              // digest of the running btfembed and its dependencies
+	byArch map[string]*objects // the objects each kernel architecture pairs with
+
+	sets sync.Map // *objects -> *objectSet
 
 	// pending maps a kernel's path to its digest while it is processed,
 	// for the result to be stored under; hits maps it to a cached result.
@@ -58,7 +60,14 @@ type kernelCache struct {
 	resultHits, btfHits atomic.Int64
 }
 
-func openKernelCache(dir string, objs *objects) (*kernelCache, error) {
+// objectSet is the cache's view of one list of objects.
+type objectSet struct {
+	digest []byte
+	unitOf []int // per object, its index among the distinct ones
+	units  int
+}
+
+func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, error) {
 	c, err := cache.Open(dir)
 	if err != nil {
 		return nil, err
@@ -67,15 +76,19 @@ func openKernelCache(dir string, objs *objects) (*kernelCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	kc := &kernelCache{c: c, tool: tool[:], unitOf: make([]int, len(objs.names))}
+	return &kernelCache{c: c, tool: tool[:], byArch: byArch}, nil
+}
+
+// set returns the digest and distinct objects of o.
+func (kc *kernelCache) set(o *objects) (*objectSet, error) {
+	if v, ok := kc.sets.Load(o); ok {
+		return v.(*objectSet), nil
+	}
+	s := &objectSet{unitOf: make([]int, len(o.names))}
 	seen := map[cache.Key]int{}
 	var parts [][]byte
-	for i, obj := range objs.relos {
-		kc.unitOf[i] = -1
-		if len(obj.Relocations) == 0 {
-			continue
-		}
-		d, err := c.FileDigest(objs.names[i])
+	for i, name := range o.names {
+		d, err := kc.c.FileDigest(name)
 		if err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
@@ -85,12 +98,13 @@ func openKernelCache(dir string, objs *objects) (*kernelCache, error) {
 			seen[d] = u
 			parts = append(parts, d[:])
 		}
-		kc.unitOf[i] = u
+		s.unitOf[i] = u
 	}
-	kc.units = len(seen)
+	s.units = len(seen)
 	d := cache.NewKey(parts...)
-	kc.objects = d[:]
-	return kc, nil
+	s.digest = d[:]
+	kc.sets.Store(o, s)
+	return s, nil
 }
 
 // toolDigest identifies the code that computes cache entries. A released
@@ -151,8 +165,8 @@ func (kc *kernelCache) btfKey(kernel cache.Key) cache.Key {
 	return cache.NewKey([]byte("btf"), kernel[:])
 }
 
-func (kc *kernelCache) resultKey(kernel cache.Key) cache.Key {
-	return cache.NewKey([]byte("result"), kernel[:], kc.objects)
+func (kc *kernelCache) resultKey(kernel cache.Key, set *objectSet) cache.Key {
+	return cache.NewKey([]byte("result"), kernel[:], set.digest)
 }
 
 // readEntry is corpus.Options.ReadEntry: a kernel whose result is cached
@@ -164,11 +178,17 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 	if err != nil {
 		return e.Read() // which reports the unreadable file
 	}
-	if data, ok := kc.c.Get(kc.resultKey(kd)); ok {
-		if cr, err := decodeResult(data, kc.units); err == nil {
-			kc.hits.Store(e.Path, cr)
-			kc.resultHits.Add(1)
-			return &corpus.Kernel{Key: cr.Key, Path: e.Path}, nil
+	// The path tells the architecture, so the objects, of most kernels;
+	// the others (a kernel image named vmlinux) are read first.
+	if o := kc.byArch[e.Key.Arch]; o != nil {
+		if set, err := kc.set(o); err == nil {
+			if data, ok := kc.c.Get(kc.resultKey(kd, set)); ok {
+				if cr, err := decodeResult(data, set.units); err == nil {
+					kc.hits.Store(e.Path, cr)
+					kc.resultHits.Add(1)
+					return &corpus.Kernel{Key: cr.Key, Path: e.Path}, nil
+				}
+			}
 		}
 	}
 	if data, ok := kc.c.Get(kc.btfKey(kd)); ok {
@@ -207,20 +227,18 @@ func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool
 	if !ok {
 		return nil, false
 	}
+	set, err := kc.set(o)
+	if err != nil {
+		return nil, false
+	}
 	cr := v.(*cachedResult)
 	rows := make([]objectRows, len(o.names))
-	for i, u := range kc.unitOf {
-		if u < 0 {
-			continue
-		}
-		rows[i] = objectRows{
-			Unresolved:    named(cr.Rows[u].Unresolved, o.names[i]),
-			KernelTypeIDs: named(cr.Rows[u].KernelTypeIDs, o.names[i]),
-		}
+	for i, u := range set.unitOf {
+		rows[i] = cr.Rows[u].named(o.names[i])
 	}
 	kr := &kernelResult{
 		entry:  encode.Entry{Key: k.Key, VMLinux: cr.VMLinux},
-		report: report(k.Key, k.Path, cr.Types, cr.Bytes, rows),
+		report: report(k.Key, k.Path, o.names, cr.Types, cr.Bytes, rows),
 		rows:   rows,
 	}
 	kr.report.Modules = cr.ModuleReports
@@ -231,45 +249,59 @@ func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool
 }
 
 // store caches a verified result of a kernel readEntry read.
-func (kc *kernelCache) store(k *corpus.Kernel, kr *kernelResult) {
+func (kc *kernelCache) store(o *objects, k *corpus.Kernel, kr *kernelResult) {
 	v, ok := kc.pending.LoadAndDelete(k.Path)
 	if !ok {
+		return
+	}
+	set, err := kc.set(o)
+	if err != nil {
 		return
 	}
 	cr := &cachedResult{
 		Key: k.Key, VMLinux: kr.entry.VMLinux, Types: kr.report.Types, Bytes: kr.report.Bytes,
 		ModuleReports: kr.report.Modules,
-		Rows:          make([]objectRows, kc.units),
+		Rows:          make([]objectRows, set.units),
 	}
 	for _, m := range kr.entry.Modules {
 		cr.Modules = append(cr.Modules, cachedModule{Name: m.Name, Base: m.Base, Split: m.Split})
 	}
-	for i, u := range kc.unitOf {
-		if u >= 0 {
-			cr.Rows[u] = objectRows{Unresolved: named(kr.rows[i].Unresolved, ""), KernelTypeIDs: named(kr.rows[i].KernelTypeIDs, "")}
-		}
+	for i, u := range set.unitOf {
+		cr.Rows[u] = kr.rows[i].named("")
 	}
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(cr); err == nil {
-		kd := v.(cache.Key)
-		kc.c.Put(kc.resultKey(kd), b.Bytes())
+		kc.c.Put(kc.resultKey(v.(cache.Key), set), b.Bytes())
 	}
 }
 
-// named returns rows with Object set to name. Their strings are
-// interned: most kernels repeat the same rows, and a run holds every
-// kernel's rows until the report is written.
-func named(rows []Relocation, name string) []Relocation {
-	if len(rows) == 0 {
-		return nil
-	}
-	out := make([]Relocation, len(rows))
-	for i, r := range rows {
-		r.Object = name
-		for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
-			*f = unique.Make(*f).Value()
+// named returns the rows with their Object fields set to name. Their
+// strings are interned: most kernels repeat the same rows, and a run
+// holds every kernel's rows until the report is written.
+func (r objectRows) named(name string) objectRows {
+	rels := func(rows []Relocation) []Relocation {
+		if len(rows) == 0 {
+			return nil
 		}
-		out[i] = r
+		out := make([]Relocation, len(rows))
+		for i, r := range rows {
+			r.Object = name
+			for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
+				*f = unique.Make(*f).Value()
+			}
+			out[i] = r
+		}
+		return out
+	}
+	out := objectRows{Unresolved: rels(r.Unresolved), KernelTypeIDs: rels(r.KernelTypeIDs)}
+	if len(r.Programs) > 0 {
+		out.Programs = make([]ProgramReport, len(r.Programs))
+		for i, p := range r.Programs {
+			p.Object = name
+			p.Program = unique.Make(p.Program).Value()
+			p.Verdict = unique.Make(p.Verdict).Value()
+			out.Programs[i] = p
+		}
 	}
 	return out
 }

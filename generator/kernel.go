@@ -3,7 +3,6 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -22,9 +21,18 @@ type objects struct {
 	names []string               // the objects as the user named them
 	relos []*corereloc.Object    // relocations, for matching
 	colls []*ebpf.CollectionSpec // programs, for the oracle
-	local []string               // essential names of every relocated local type
 	// objectOf maps every relocation to the index of its object.
 	objectOf map[*corereloc.Relocation]int
+}
+
+// indexRelocations fills objectOf.
+func (o *objects) indexRelocations() {
+	o.objectOf = map[*corereloc.Relocation]int{}
+	for i, obj := range o.relos {
+		for j := range obj.Relocations {
+			o.objectOf[&obj.Relocations[j]] = i
+		}
+	}
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -32,18 +40,7 @@ func loadObjects(paths []string) (*objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &objects{names: paths, relos: relos, objectOf: map[*corereloc.Relocation]int{}}
-	seen := map[string]bool{}
-	for i, obj := range relos {
-		for j, r := range obj.Relocations {
-			o.objectOf[&obj.Relocations[j]] = i
-			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
-				seen[name] = true
-				o.local = append(o.local, name)
-			}
-		}
-	}
-	slices.Sort(o.local)
+	o := &objects{names: paths, relos: relos}
 	for _, p := range paths {
 		coll, err := ebpf.LoadCollectionSpec(p)
 		if err != nil {
@@ -51,7 +48,20 @@ func loadObjects(paths []string) (*objects, error) {
 		}
 		o.colls = append(o.colls, coll)
 	}
+	o.indexRelocations()
 	return o, nil
+}
+
+// subset is the objects at the indices, sharing what is loaded.
+func (o *objects) subset(indices []int) *objects {
+	s := &objects{}
+	for _, i := range indices {
+		s.names = append(s.names, o.names[i])
+		s.relos = append(s.relos, o.relos[i])
+		s.colls = append(s.colls, o.colls[i])
+	}
+	s.indexRelocations()
+	return s
 }
 
 // kernelResult is one kernel's embedded entry and its report.
@@ -73,28 +83,28 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 	}
 	kr, err := o.process(k)
 	if err == nil {
-		kc.store(k, kr)
+		kc.store(o, k, kr)
 	}
 	return kr, err
 }
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := rawbtf.Parse(k.VMLinux, nil)
+	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}
-	targets := []*rawbtf.Spec{vmlinux}
+	targets := []*corereloc.Target{vmlinux}
 	var modules []corpus.Module
 	for _, m := range k.Modules {
-		spec, err := rawbtf.Parse(m.BTF, vmlinux)
+		t, err := corereloc.NewTarget(m.BTF, vmlinux)
 		if err != nil {
 			return nil, fmt.Errorf("module %s (%s): %w", m.Name, m.Path, err)
 		}
 		// A module without a type of a relocated name offers no candidate,
 		// so leaving it out changes no fixup and saves its decoding.
-		if o.offersCandidates(spec) {
-			targets = append(targets, spec)
+		if t.Offers(o.relos) {
+			targets = append(targets, t)
 			modules = append(modules, m)
 		}
 	}
@@ -114,12 +124,13 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 
 	rows := o.rows(res)
 	kr := &kernelResult{
-		entry:  encode.Entry{Key: k.Key, VMLinux: minVmlinux},
-		report: report(k.Key, k.Path, int(minSpec.NextID()-1), len(minSpec.Raw()), rows),
-		rows:   rows,
+		entry: encode.Entry{Key: k.Key, VMLinux: minVmlinux},
+		rows:  rows,
 	}
+	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.
+	var minBase *distill.Base
 	for i, raw := range minModules {
 		split, err := rawbtf.Parse(raw, minSpec)
 		if err != nil {
@@ -128,7 +139,12 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		if split.NextID() == split.FirstID() {
 			continue // nothing of this module is needed
 		}
-		base, newSplit, err := distill.Distill(split)
+		if minBase == nil {
+			if minBase, err = distill.NewBase(minVmlinux); err != nil {
+				return nil, fmt.Errorf("minimized vmlinux BTF: %w", err)
+			}
+		}
+		base, newSplit, err := distill.Distill(raw, minBase)
 		if err != nil {
 			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
 		}
@@ -140,33 +156,42 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		})
 	}
 
-	if err := o.verify(k, modules, &kr.entry); err != nil {
+	full, err := fullTargets(k, modules)
+	if err != nil {
 		return nil, err
 	}
+	if err := o.verify(full, &kr.entry); err != nil {
+		return nil, err
+	}
+	o.predict(k, full, rows)
+	modReports := kr.report.Modules
+	kr.report = report(k.Key, k.Path, o.names, types, bytes, rows)
+	kr.report.Modules = modReports
 	return kr, nil
 }
 
-// offersCandidates reports whether a module defines a type named like a
-// relocated local type.
-func (o *objects) offersCandidates(module *rawbtf.Spec) bool {
-	return len(module.LookupEssentialNames(o.local)) > 0
+// fullTargets is the kernel's full BTF as cilium/ebpf reads it, vmlinux
+// then the modules that offer candidates: what the oracle and the load
+// prediction relocate against.
+func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error) {
+	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
+	if err != nil {
+		return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
+	}
+	targets := []*btf.Spec{full}
+	for _, m := range modules {
+		spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), full)
+		if err != nil {
+			return nil, fmt.Errorf("cilium/ebpf reads module %s: %w", m.Name, err)
+		}
+		targets = append(targets, spec)
+	}
+	return targets, nil
 }
 
 // verify is the oracle: every program's fixups against the entry, loaded
 // the way the runtime loads it, equal its fixups against the full BTF.
-func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *encode.Entry) error {
-	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
-	if err != nil {
-		return fmt.Errorf("oracle: cilium/ebpf reads the full vmlinux BTF: %w", err)
-	}
-	fullTargets := []*btf.Spec{full}
-	for _, m := range modules {
-		spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), full)
-		if err != nil {
-			return fmt.Errorf("oracle: cilium/ebpf reads module %s: %w", m.Name, err)
-		}
-		fullTargets = append(fullTargets, spec)
-	}
+func (o *objects) verify(fullTargets []*btf.Spec, e *encode.Entry) error {
 
 	min, err := btf.LoadSpecFromReader(bytes.NewReader(e.VMLinux))
 	if err != nil {

@@ -26,8 +26,8 @@ var partMagic = []byte("btfembed part 1\n")
 type part struct {
 	Shard, Shards int
 	Objects       []string
-	// Command is the invocation to record in the merged Go file.
-	Command string
+	// Meta is the caller's, given to WritePart and returned by Merge.
+	Meta    []byte
 	Kernels []partKernel
 	Skipped []Skipped
 }
@@ -38,17 +38,17 @@ type partKernel struct {
 }
 
 // WritePart writes the result as a part for Merge: the kernels of its
-// shard (Args.Shard) with their minimized BTF and report rows. command is
-// what the merged Go file records as its invocation. The format is
-// internal to btfembed and checked by a SHA-256 trailer: parts are for
-// the Merge of the same version.
-func (r *Result) WritePart(w io.Writer, command string) error {
+// shard (Args.Shard) with their minimized BTF and report rows, and meta,
+// what the caller needs to write the merged output (the command writes
+// its command line there). The format is internal to btfembed and checked
+// by a SHA-256 trailer: parts are for the Merge of the same version.
+func (r *Result) WritePart(w io.Writer, meta []byte) error {
 	p := part{
 		Shard: r.shard.Shard, Shards: max(r.shard.Shards, 1),
-		Objects: r.Report.Objects, Command: command, Skipped: r.Report.Skipped,
+		Objects: r.Report.Objects, Meta: meta, Skipped: r.Report.Skipped,
 	}
-	for _, kr := range r.results {
-		p.Kernels = append(p.Kernels, partKernel{Entry: kr.entry, Report: kr.report})
+	for i, e := range r.entries {
+		p.Kernels = append(p.Kernels, partKernel{Entry: e, Report: r.Report.Kernels[i]})
 	}
 	var b bytes.Buffer
 	b.Write(partMagic)
@@ -89,11 +89,11 @@ type Part struct {
 // Merge joins the parts that Generate's shards wrote into the payload and
 // report one unsharded run gives, byte for byte. Every shard of the split
 // must be there once, and all must have been run on the same objects and
-// command. It returns the command the parts recorded.
-func Merge(parts []Part) (*Result, string, error) {
+// carry the same meta, which it returns.
+func Merge(parts []Part) (*Result, []byte, error) {
 	start := time.Now()
 	if len(parts) == 0 {
-		return nil, "", errors.New("no parts to merge")
+		return nil, nil, errors.New("no parts to merge")
 	}
 	var (
 		first   *part
@@ -104,21 +104,21 @@ func Merge(parts []Part) (*Result, string, error) {
 	for _, in := range parts {
 		p, err := readPart(in.Name, in.Data)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if first == nil {
 			first = p
 		}
 		switch {
 		case p.Shards != first.Shards:
-			return nil, "", fmt.Errorf("%w: %s is a shard of %d, %s of %d", ErrPart, in.Name, p.Shards, parts[0].Name, first.Shards)
-		case !slices.Equal(p.Objects, first.Objects) || p.Command != first.Command:
-			return nil, "", fmt.Errorf("%w: %s was generated with other objects or flags than %s", ErrPart, in.Name, parts[0].Name)
+			return nil, nil, fmt.Errorf("%w: %s is a shard of %d, %s of %d", ErrPart, in.Name, p.Shards, parts[0].Name, first.Shards)
+		case !slices.Equal(p.Objects, first.Objects) || !bytes.Equal(p.Meta, first.Meta):
+			return nil, nil, fmt.Errorf("%w: %s was generated with other objects or flags than %s", ErrPart, in.Name, parts[0].Name)
 		case p.Shard < 0 || p.Shard >= p.Shards:
-			return nil, "", fmt.Errorf("%w: %s: shard %d of %d", ErrPart, in.Name, p.Shard, p.Shards)
+			return nil, nil, fmt.Errorf("%w: %s: shard %d of %d", ErrPart, in.Name, p.Shard, p.Shards)
 		}
 		if prev, dup := seen[p.Shard]; dup {
-			return nil, "", fmt.Errorf("%w: shard %d/%d given twice: %s and %s", ErrPart, p.Shard, p.Shards, prev, in.Name)
+			return nil, nil, fmt.Errorf("%w: shard %d/%d given twice: %s and %s", ErrPart, p.Shard, p.Shards, prev, in.Name)
 		}
 		seen[p.Shard] = in.Name
 		for _, k := range p.Kernels {
@@ -128,17 +128,17 @@ func Merge(parts []Part) (*Result, string, error) {
 	}
 	for i := range first.Shards {
 		if _, ok := seen[i]; !ok {
-			return nil, "", fmt.Errorf("%w: shard %d/%d missing", ErrPart, i, first.Shards)
+			return nil, nil, fmt.Errorf("%w: shard %d/%d missing", ErrPart, i, first.Shards)
 		}
 	}
 	if len(results) == 0 {
-		return nil, "", fmt.Errorf("%w in any part (%d entries skipped)", ErrNoKernels, len(skipped))
+		return nil, nil, fmt.Errorf("%w in any part (%d entries skipped)", ErrNoKernels, len(skipped))
 	}
 	res, err := assemble(first.Objects, results, skipped)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	res.shard = shardInfo{Shards: 1}
 	res.Report.Duration = time.Since(start)
-	return res, first.Command, nil
+	return res, first.Meta, nil
 }

@@ -21,7 +21,7 @@ func shardParts(t *testing.T, objs []string, n int) []Part {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := res.WritePart(&b, "btfembed -corpus testdata"); err != nil {
+		if err := res.WritePart(&b, []byte("btfembed -corpus testdata")); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, Part{Name: fmt.Sprintf("part%d", i), Data: b.Bytes()})
@@ -37,12 +37,12 @@ func TestMerge(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			parts := shardParts(t, objs, n)
 			for _, order := range [][]Part{parts, reversed(parts)} {
-				res, cmd, err := Merge(order)
+				res, meta, err := Merge(order)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cmd != "btfembed -corpus testdata" {
-					t.Errorf("merged command %q", cmd)
+				if string(meta) != "btfembed -corpus testdata" {
+					t.Errorf("merged meta %q", meta)
 				}
 				var js bytes.Buffer
 				res.Report.WriteJSON(&js)

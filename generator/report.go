@@ -19,7 +19,8 @@ import (
 // not relocate the objects like its full BTF does.
 var ErrVerify = errors.New("minimized BTF fails verification")
 
-// Report is what a generate run found: the coverage of every kernel, the
+// Report is what a generate run found: the coverage of every kernel and
+// whether each program loads there (the load prediction), the
 // kernels it skipped and the size of what it embedded. It is written as
 // JSON with -report and as a table on the terminal.
 type Report struct {
@@ -39,13 +40,16 @@ type Report struct {
 	CachedBTF     int `json:"-"`
 }
 
-// KernelReport is one kernel's coverage.
+// KernelReport is one kernel's coverage and load prediction.
 type KernelReport struct {
 	Arch    string `json:"arch"`
 	Release string `json:"release"`
 	Distro  string `json:"distro,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path"`
+	// Objects are the objects checked against this kernel and embedded
+	// for it: those that pair with its architecture.
+	Objects []string `json:"objects"`
 	// Types and Bytes describe the minimized vmlinux BTF.
 	Types   int            `json:"types"`
 	Bytes   int            `json:"bytes"`
@@ -55,6 +59,9 @@ type KernelReport struct {
 	// instruction is replaced by one that fails verification if reached),
 	// "ambiguous" or "failed" (cilium/ebpf refuses to load the program).
 	Unresolved []Relocation `json:"unresolved,omitempty"`
+	// Programs predicts, for every program of every object, whether it
+	// loads on this kernel.
+	Programs []ProgramReport `json:"programs"`
 	// KernelTypeIDs lists relocations that ask for the running kernel's
 	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
 	// those, so these programs need the kernel's BTF.
@@ -90,10 +97,11 @@ type Skipped struct {
 type objectRows struct {
 	Unresolved    []Relocation
 	KernelTypeIDs []Relocation
+	Programs      []ProgramReport
 }
 
 // rows lists, object by object, the relocations that do not resolve and
-// those that need the kernel's own type IDs.
+// those that need the kernel's own type IDs; predict adds the programs.
 func (o *objects) rows(res *corereloc.Result) []objectRows {
 	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
@@ -123,17 +131,17 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 	return rows
 }
 
-// report is a kernel's coverage: the size of its minimized vmlinux BTF
-// and the rows of every
-// object, in object order.
-func report(k kernelkey.Key, path string, types, bytes int, rows []objectRows) KernelReport {
+// report is a kernel's coverage and load prediction: the size of its
+// minimized vmlinux BTF and the rows of every object, in object order.
+func report(k kernelkey.Key, path string, objects []string, types, bytes int, rows []objectRows) KernelReport {
 	kr := KernelReport{
 		Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version,
-		Path: path, Types: types, Bytes: bytes,
+		Path: path, Objects: objects, Types: types, Bytes: bytes,
 	}
 	for _, r := range rows {
 		kr.Unresolved = append(kr.Unresolved, r.Unresolved...)
 		kr.KernelTypeIDs = append(kr.KernelTypeIDs, r.KernelTypeIDs...)
+		kr.Programs = append(kr.Programs, r.Programs...)
 	}
 	return kr
 }
@@ -149,12 +157,9 @@ func statusWord(out corereloc.Outcome) string {
 	return out.Status.String()
 }
 
+// key spells the kernel as everything else does (kernelkey.Key.String).
 func (kr *KernelReport) key() string {
-	s := kr.Arch + "/" + kr.Release
-	if kr.Distro != "" {
-		s = kr.Distro + "/" + kr.Version + "/" + s
-	}
-	return s
+	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -164,20 +169,41 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes the coverage table a person reads after a run: one
-// line per kernel, then the relocations that do not resolve, grouped by
-// relocation with the kernels they fail on, then what was skipped.
-func (r *Report) WriteTable(w io.Writer) error {
+// TableOptions configures WriteTable; nil means the defaults.
+type TableOptions struct {
+	// Verbose adds the guarded misses (poisoned instructions no path
+	// reaches) and every relocation that does not resolve somewhere.
+	Verbose bool
+}
+
+// WriteTable writes the report a person reads after a run: one line per
+// kernel; the programs that do not load on some kernels, by kernel
+// group, with the reasons; with Verbose, the guarded misses and the
+// relocations that do not resolve, grouped by relocation with the kernels
+// they fail on; then what was skipped.
+func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
+	if opts == nil {
+		opts = &TableOptions{}
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tUNRESOLVED")
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tUNRESOLVED\tNOT LOADING")
 	for _, k := range r.Kernels {
 		mods := make([]string, len(k.Modules))
 		for i, m := range k.Modules {
 			mods[i] = m.Name
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", k.key(), k.Types, k.Bytes, orDash(strings.Join(mods, ",")), len(k.Unresolved))
+		notLoading := 0
+		for _, p := range k.Programs {
+			if p.Verdict != VerdictLoads {
+				notLoading++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\n", k.key(), k.Types, k.Bytes, orDash(strings.Join(mods, ",")), len(k.Unresolved), notLoading)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := r.writePrograms(w, opts.Verbose); err != nil {
 		return err
 	}
 
@@ -204,14 +230,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			kernelIDs[u] = append(kernelIDs[u], k.key())
 		}
 	}
-	if len(failures) > 0 {
+	if len(failures) > 0 && opts.Verbose {
 		fmt.Fprintf(w, "\n%d relocations do not resolve on some kernels. absent: an existence check is false there;\n"+
 			"poisoned: the instruction fails verification if reached; ambiguous, failed: cilium/ebpf refuses the program.\n", len(failures))
 		for _, f := range failures {
 			u := f.rel
 			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
 				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
-				len(f.kernels), len(r.Kernels), abbreviate(f.kernels, 4))
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4))
 			if u.Reason != "" {
 				fmt.Fprintf(w, ": %s", u.Reason)
 			}
@@ -231,6 +257,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkedOn counts the kernels an object was checked against: those of
+// the architectures it pairs with.
+func (r *Report) checkedOn(object string) int {
+	n := 0
+	for _, k := range r.Kernels {
+		if slices.Contains(k.Objects, object) {
+			n++
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {

@@ -102,7 +102,7 @@ func TestShardMerge(t *testing.T) {
 			t.Errorf("%s: merged output differs from the unsharded run's", name)
 		}
 	}
-	if err := run(&stdout, &stderr, []string{"merge", parts[0]}); err == nil || !strings.Contains(err.Error(), "missing") {
+	if err := run(&stdout, &stderr, []string{"merge", "-pkg", "agent", parts[0]}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("merge of one part of two: %v", err)
 	}
 }

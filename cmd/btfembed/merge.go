@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 // shardFlag is -shard i/n.
@@ -33,21 +36,57 @@ func (s *shardFlag) Set(v string) error {
 	return nil
 }
 
+// partMeta is what a shard records in its part for merge to write the
+// output one unsharded run writes.
+type partMeta struct {
+	Command  string   // the header's command line, without -shard
+	GOARCHes []string // the payloads per GOARCH of the go:generate mode; nil for one payload
+}
+
 // partPath is the part file a shard writes beside the Go file:
 // kernelbtf.go, shard 3/8 gives kernelbtf.part-3-of-8.
 func partPath(goFile string, s shardFlag) string {
 	return fmt.Sprintf("%s.part-%d-of-%d", strings.TrimSuffix(goFile, ".go"), s.i, s.n)
 }
 
-// writeShard writes a shard's part. The part records the command line
-// without -shard, which is the one the merged Go file then carries: the
-// same bytes an unsharded run with the other flags unchanged writes.
-func writeShard(stdout, stderr io.Writer, f *generateFlags, args []string, goFile string, res *generator.Result) error {
-	var b bytes.Buffer
-	if err := res.WritePart(&b, commandLine(withoutFlag(args, "shard"))); err != nil {
+// writeShard writes a shard's part and, with -report, the shard's report.
+func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta partMeta, res *generator.Result) error {
+	m, err := json.Marshal(meta)
+	if err != nil {
 		return err
 	}
-	return writeOutputs(stdout, stderr, res.Report, f.quiet, f.report, outputFile{partPath(goFile, f.shard), b.Bytes()})
+	var b bytes.Buffer
+	if err := res.WritePart(&b, m); err != nil {
+		return err
+	}
+	files := []atomicfile.File{{Path: partPath(goFile, f.shard), Data: b.Bytes()}}
+	if f.report != "" {
+		var r bytes.Buffer
+		if err := res.Report.WriteJSON(&r); err != nil {
+			return err
+		}
+		files = append(files, atomicfile.File{Path: f.report, Data: r.Bytes()})
+	}
+	if err := atomicfile.WriteFiles(files); err != nil {
+		return err
+	}
+	if !f.quiet {
+		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {
+			return err
+		}
+	}
+	summary(stderr, res.Report, files[0].Path)
+	return nil
+}
+
+// summary is the line every run ends with.
+func summary(stderr io.Writer, r *generator.Report, wrote string) {
+	cached := ""
+	if r.CachedResults+r.CachedBTF > 0 {
+		cached = fmt.Sprintf(", cached: %d results, %d more kernels' BTF", r.CachedResults, r.CachedBTF)
+	}
+	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped%s), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
+		len(r.Kernels), len(r.Skipped), cached, r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), wrote)
 }
 
 // withoutFlag drops a flag and its value from a command line.
@@ -69,10 +108,10 @@ func withoutFlag(args []string, name string) []string {
 const mergeHelp = `Usage: btfembed merge [flags] <part>...
 
 Joins the parts that 'btfembed -shard i/n' runs wrote, one per shard, into
-the Go file and payload one unsharded run writes: the same bytes, when the
-shards ran with the same flags. Every shard of the split must be given
-once. Typical use is a CI matrix, one job per shard, then one merge job;
-see docs/sharding.md.
+the Go files and payloads one unsharded run writes: the same bytes, when
+the shards ran with the same flags. Every shard of the split must be
+given once. Typical use is a CI matrix, one job per shard, then one merge
+job; see docs/sharding.md.
 
 Flags:
 `
@@ -80,24 +119,29 @@ Flags:
 func runMerge(stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("btfembed merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	f := &generateFlags{}
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mergeHelp)
 		fs.PrintDefaults()
 	}
-	f := &generateFlags{}
 	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, set by go generate)")
-	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; the payload goes beside it")
+	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; payloads go beside it")
 	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function")
-	fs.StringVar(&f.report, "report", "", "write the merged coverage report as JSON to `file`")
+	fs.StringVar(&f.report, "report", "", "write the merged report as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
+	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses and every relocation that does not resolve somewhere")
+	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("no parts given: %w", errUsage)
+		return usagef("merge: no parts given")
 	}
-	goFile, payloadFile, pkg, err := f.outputPaths()
+	if f.pkg == "" {
+		return usagef("merge: -pkg is required outside go generate ($GOPACKAGE is unset)")
+	}
+	goFile, err := f.goFile()
 	if err != nil {
 		return err
 	}
@@ -109,9 +153,13 @@ func runMerge(stdout, stderr io.Writer, args []string) error {
 		}
 		parts = append(parts, generator.Part{Name: p, Data: data})
 	}
-	res, command, err := generator.Merge(parts)
+	res, m, err := generator.Merge(parts)
 	if err != nil {
 		return err
 	}
-	return writeGo(stdout, stderr, f, goFile, payloadFile, pkg, command, res)
+	var meta partMeta
+	if err := json.Unmarshal(m, &meta); err != nil {
+		return fmt.Errorf("%w: %s: %w", generator.ErrPart, parts[0].Name, err)
+	}
+	return writeResult(stdout, stderr, f, goFile, meta.Command, meta.GOARCHes, res)
 }
