@@ -123,3 +123,47 @@ func TestShardFlag(t *testing.T) {
 		t.Errorf("withoutFlag: %q", got)
 	}
 }
+
+// TestShardMergeGoGenerate: in the go:generate mode, merged shards write
+// the per-GOARCH files one run writes, byte for byte.
+func TestShardMergeGoGenerate(t *testing.T) {
+	corpusDir, err := filepath.Abs(filepath.Join(kerneltest.Dir(), "btfhub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, sharded := t.TempDir(), t.TempDir()
+	t.Chdir(filepath.Join("..", "..", "examples", "execsnoop"))
+	t.Setenv("GOPACKAGE", "main")
+	t.Setenv("BTFEMBED_CORPUS", corpusDir)
+	t.Setenv(cache.EnvVar, cache.Off)
+	for _, args := range [][]string{
+		{"-q", "-output", filepath.Join(whole, "kernelbtf.go")},
+		{"-q", "-shard", "0/2", "-output", filepath.Join(sharded, "kernelbtf.go")},
+		{"-q", "-shard", "1/2", "-output", filepath.Join(sharded, "kernelbtf.go")},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+	}
+	parts, _ := filepath.Glob(filepath.Join(sharded, "kernelbtf.part-*"))
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, append([]string{"merge", "-q", "-output", filepath.Join(sharded, "kernelbtf.go")}, parts...)); err != nil {
+		t.Fatalf("merge: %v\n%s", err, stderr.String())
+	}
+	for _, p := range parts {
+		os.Remove(p)
+	}
+	want, _ := os.ReadDir(whole)
+	got, _ := os.ReadDir(sharded)
+	if len(got) != len(want) || len(want) < 4 {
+		t.Fatalf("merge wrote %d files, one run %d", len(got), len(want))
+	}
+	for _, e := range want {
+		w, _ := os.ReadFile(filepath.Join(whole, e.Name()))
+		g, _ := os.ReadFile(filepath.Join(sharded, e.Name()))
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: merged output differs from the unsharded run's", e.Name())
+		}
+	}
+}
