@@ -397,3 +397,37 @@ func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
 	}
 	return k, nil
 }
+
+// payloadKey hashes what a payload is encoded from: every entry's key and
+// blobs, in order.
+func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
+	parts := [][]byte{[]byte("payload"), kc.tool}
+	for _, e := range entries {
+		parts = append(parts, []byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version), e.VMLinux)
+		for _, m := range e.Modules {
+			hasBase := []byte{0}
+			if m.Base != nil {
+				hasBase[0] = 1
+			}
+			parts = append(parts, []byte(m.Name), hasBase, m.Base, m.Split)
+		}
+		parts = append(parts, nil) // ends the entry's modules
+	}
+	return cache.NewKey(parts...)
+}
+
+// payload returns the payload encoded from entries before: encoding costs
+// a rerun more than the rest of it (the best zstd level's tables). kc may
+// be nil.
+func (kc *kernelCache) payload(entries []encode.Entry) ([]byte, bool) {
+	if kc == nil {
+		return nil, false
+	}
+	return kc.c.Get(kc.payloadKey(entries))
+}
+
+func (kc *kernelCache) storePayload(entries []encode.Entry, payload []byte) {
+	if kc != nil {
+		kc.c.Put(kc.payloadKey(entries), payload)
+	}
+}

@@ -63,6 +63,7 @@ type Result struct {
 
 	entries []encode.Entry // sorted by key, as in Payload
 	shard   shardInfo
+	kc      *kernelCache // nil without a cache
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -183,7 +184,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if len(results) == 0 && args.Shards <= 1 {
 		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
 	}
-	res, err := assemble(args.Objects, results, skipped)
+	res, err := assemble(args.Objects, results, skipped, kc)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +200,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 // assemble sorts the kernels' results, refuses a kernel found twice, and
 // encodes the payload and the report; Generate and Merge share it, so a
 // merge of shards gives the bytes one run gives.
-func assemble(objects []string, results []*kernelResult, skipped []Skipped) (*Result, error) {
+func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *kernelCache) (*Result, error) {
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
 	for i := 1; i < len(results); i++ {
 		if results[i].entry.Key == results[i-1].entry.Key {
@@ -216,15 +217,20 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped) (*Re
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
 	}
-	return encodeResult(entries, report)
+	return encodeResult(entries, report, kc)
 }
 
 // encodeResult writes the payload of entries and completes the report's size
 // figures.
-func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
+func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Result, error) {
 	var payload bytes.Buffer
-	if err := encode.Write(&payload, entries, nil); err != nil {
-		return nil, fmt.Errorf("encode payload: %w", err)
+	if data, ok := kc.payload(entries); ok {
+		payload.Write(data)
+	} else {
+		if err := encode.Write(&payload, entries, nil); err != nil {
+			return nil, fmt.Errorf("encode payload: %w", err)
+		}
+		kc.storePayload(entries, payload.Bytes())
 	}
 	blobs := map[string]bool{}
 	for _, e := range entries {
@@ -232,7 +238,7 @@ func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
 	}
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()
-	return &Result{Payload: payload.Bytes(), Report: report, entries: entries}, nil
+	return &Result{Payload: payload.Bytes(), Report: report, entries: entries, kc: kc}, nil
 }
 
 // ForArch is the part of the result for the kernels of one architecture
@@ -261,7 +267,7 @@ func (r *Result) ForArch(arch string) (*Result, error) {
 	slices.SortFunc(report.Objects, func(a, b string) int {
 		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
 	})
-	res, err := encodeResult(entries, report)
+	res, err := encodeResult(entries, report, r.kc)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}

@@ -134,7 +134,7 @@ func Merge(parts []Part) (*Result, []byte, error) {
 	if len(results) == 0 {
 		return nil, nil, fmt.Errorf("%w in any part (%d entries skipped)", ErrNoKernels, len(skipped))
 	}
-	res, err := assemble(first.Objects, results, skipped)
+	res, err := assemble(first.Objects, results, skipped, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,7 +44,7 @@ func TestCacheCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cache", "info"}, "entries:     8 "}, // per kernel: BTF and result
+		{[]string{"cache", "info"}, "entries:     9 "}, // per kernel BTF and result, and the payload
 		{[]string{"cache", "clean"}, "removed every entry"},
 		{[]string{"cache", "info"}, "entries:     0 "},
 	} {
