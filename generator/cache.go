@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unique"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -273,37 +272,6 @@ func (kc *kernelCache) store(o *objects, k *corpus.Kernel, kr *kernelResult) {
 	if err := gob.NewEncoder(&b).Encode(cr); err == nil {
 		kc.c.Put(kc.resultKey(v.(cache.Key), set), b.Bytes())
 	}
-}
-
-// named returns the rows with their Object fields set to name. Their
-// strings are interned: most kernels repeat the same rows, and a run
-// holds every kernel's rows until the report is written.
-func (r objectRows) named(name string) objectRows {
-	rels := func(rows []Relocation) []Relocation {
-		if len(rows) == 0 {
-			return nil
-		}
-		out := make([]Relocation, len(rows))
-		for i, r := range rows {
-			r.Object = name
-			for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
-				*f = unique.Make(*f).Value()
-			}
-			out[i] = r
-		}
-		return out
-	}
-	out := objectRows{Unresolved: rels(r.Unresolved), KernelTypeIDs: rels(r.KernelTypeIDs)}
-	if len(r.Programs) > 0 {
-		out.Programs = make([]ProgramReport, len(r.Programs))
-		for i, p := range r.Programs {
-			p.Object = name
-			p.Program = unique.Make(p.Program).Value()
-			p.Verdict = unique.Make(p.Verdict).Value()
-			out.Programs[i] = p
-		}
-	}
-	return out
 }
 
 // cachedResult is a kernel's result as stored.

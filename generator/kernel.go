@@ -164,6 +164,9 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		return nil, err
 	}
 	o.predict(k, full, rows)
+	for i := range rows {
+		rows[i] = rows[i].named(o.names[i])
+	}
 	modReports := kr.report.Modules
 	kr.report = report(k.Key, k.Path, o.names, types, bytes, rows)
 	kr.report.Modules = modReports
