@@ -19,10 +19,10 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// kernelCache is the cache as one Generate run uses it. Two kinds of
-// entries, both keyed through kernelDigest, which hashes the tool, the
-// kernel file's and module files' names and contents and the key the
-// path gives:
+// kernelCache is the cache as one Generate run uses it. Per kernel, two
+// kinds of entries, both keyed through kernelDigest, which hashes the
+// tool, the kernel file's and module files' names and contents and the
+// key the path gives:
 //
 //   - the kernel's BTF as read and validated (vmlinux and modules, zstd
 //     compressed), so a kernel is not decompressed from xz again; not for
@@ -32,6 +32,8 @@ import (
 //     the report rows), stored only once the oracle accepted it, under the
 //     kernel digest and the objects' digest, so a kernel whose result is
 //     cached is not even read.
+//
+// and per payload, the encoded payload, keyed by its entries.
 //
 // The objects' digest covers what minimization, the oracle and the load
 // prediction depend on: the contents of the objects paired with the
