@@ -6,8 +6,8 @@ import (
 )
 
 // setMemoryLimit gives the Go runtime a soft memory limit for a run with
-// this many workers, unless $GOMEMLIMIT sets one: 48 MiB for the run
-// itself plus 64 MiB for each kernel in flight (its raw BTF, the lazy
+// this many workers, unless $GOMEMLIMIT sets one: 40 MiB for the run
+// itself plus 56 MiB for each kernel in flight (its raw BTF, the lazy
 // index over it and cilium/ebpf's full decode for the oracle). Most of
 // what a run allocates is garbage soon (a decoded kernel, the payload
 // encoder's tables), and with the default GOGC the heap may grow to twice
@@ -18,5 +18,5 @@ func setMemoryLimit(workers int) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(int64(48+64*max(workers, 1)) << 20)
+	debug.SetMemoryLimit(int64(40+56*max(workers, 1)) << 20)
 }
