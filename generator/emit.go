@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"go/token"
 	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -39,16 +39,16 @@ type EmitArgs struct {
 }
 
 // Emit writes the Go source that embeds a payload: the //go:embed
-// variable and one function returning the parsed runtime.Assets.
+// variable and one function returning the parsed btfruntime.Assets.
 func Emit(w io.Writer, args EmitArgs) error {
-	if !isIdent(args.Package) {
+	if !token.IsIdentifier(args.Package) {
 		return fmt.Errorf("package name %q is not a Go identifier", args.Package)
 	}
 	ident := args.Ident
 	if ident == "" {
 		ident = "KernelBTF"
 	}
-	if !isIdent(ident) || !unicode.IsUpper([]rune(ident)[0]) {
+	if !token.IsIdentifier(ident) || !unicode.IsUpper([]rune(ident)[0]) {
 		return fmt.Errorf("identifier %q is not an exported Go identifier", ident)
 	}
 	if args.PayloadFile == "" || strings.ContainsAny(args.PayloadFile, "/\\ \"") {
@@ -63,7 +63,9 @@ func Emit(w io.Writer, args EmitArgs) error {
 		f.HeaderComment("Command: " + args.Command)
 	}
 	f.Anon("embed")
-	f.ImportName(runtimePkg, "runtime")
+	// The package name shadows the standard library's: the convention is
+	// btfruntime, in generated code as everywhere.
+	f.ImportAlias(runtimePkg, "btfruntime")
 
 	f.Comment("//go:embed " + args.PayloadFile)
 	f.Var().Id(payloadVar).Index().Byte()
@@ -120,16 +122,4 @@ func docComment(ident string, r *Report) string {
 	}
 	b.WriteString("\n\nAt start-up, pass the result of its CollectionOptions method to\nebpf.NewCollectionWithOptions, or call Select for the BTF alone.")
 	return b.String()
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !unicode.IsLetter(r) && r != '_' && (i == 0 || !unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
 }

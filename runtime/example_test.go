@@ -1,42 +1,29 @@
 package runtime_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/payload/encode"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
-// payload builds what btfembed's generator embeds, from two of the
-// minimized testdata kernels.
+// payload is what btfembed generated for the execsnoop example, for the
+// four testdata kernels; an agent embeds it with //go:embed.
 func payload() []byte {
-	var entries []encode.Entry
-	for _, k := range []runtime.Key{
-		{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"},
-		{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
-	} {
-		raw, err := os.ReadFile("../testdata/minbtf/debian/12/" + k.Arch + "/" + k.Release + ".btf")
-		if err != nil {
-			panic(err)
-		}
-		entries = append(entries, encode.Entry{Key: k, VMLinux: raw})
-	}
-	var buf bytes.Buffer
-	if err := encode.Write(&buf, entries, nil); err != nil {
+	b, err := os.ReadFile("../examples/execsnoop/kernelbtf.btfembed")
+	if err != nil {
 		panic(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 // The generator writes the payload; at run time Open reads its
 // index and Kernels lists what it holds.
 func ExampleOpen() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
@@ -46,17 +33,19 @@ func ExampleOpen() {
 	// Output:
 	// arm64/6.1.0-57-arm64 (debian 12)
 	// x86_64/6.1.0-47-amd64 (debian 12)
+	// x86_64/6.1.0-50-cloud-amd64 (debian 12)
+	// x86_64/6.12.118+deb12-amd64 (debian 12)
 }
 
 // Select picks BTF for the running kernel. Here the kernel is described
 // by overrides (uname -m may say aarch64) and the embedded BTF is forced,
 // as on a kernel without /sys/kernel/btf/vmlinux.
 func ExampleAssets_Select() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
-	sel, err := assets.Select(&runtime.SelectOptions{
+	sel, err := assets.Select(&btfruntime.SelectOptions{
 		ForceEmbedded: true,
 		Arch:          "aarch64",
 		Release:       "6.1.0-57-arm64",
@@ -72,23 +61,23 @@ func ExampleAssets_Select() {
 	}
 	fmt.Println(sel.Source, sel.Key, task.Size > 0)
 
-	_, err = assets.Select(&runtime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
-	fmt.Println(errors.Is(err, runtime.ErrKernelNotSupported))
+	_, err = assets.Select(&btfruntime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
+	fmt.Println(errors.Is(err, btfruntime.ErrKernelNotSupported))
 	fmt.Println(err)
 	// Output:
 	// embedded arm64/6.1.0-57-arm64 (debian 12) true
 	// true
-	// kernel not supported: arch x86_64, release 5.15.0-1-generic, ubuntu 22.04: none of the 2 embedded kernels matches
+	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 4 embedded kernels matches
 }
 
 // CollectionOptions gives options for ebpf.NewCollectionWithOptions with
 // the selected BTF as the CO-RE target.
 func ExampleAssets_CollectionOptions() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
-	opts, sel, err := assets.CollectionOptions(&runtime.SelectOptions{
+	opts, sel, err := assets.CollectionOptions(&btfruntime.SelectOptions{
 		ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64",
 	})
 	if err != nil {

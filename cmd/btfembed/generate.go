@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,20 +119,11 @@ func (f *generateFlags) outputPaths() (goFile, payload, pkg string, err error) {
 			return "", "", "", err
 		}
 		pkg = filepath.Base(abs)
-		if !isGoIdent(pkg) {
+		if !token.IsIdentifier(pkg) {
 			return "", "", "", fmt.Errorf("no -pkg and $GOPACKAGE is unset: %w", errUsage)
 		}
 	}
 	return goFile, payload, pkg, nil
-}
-
-func isGoIdent(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func runGenerate(stdout, stderr io.Writer, args []string) error {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 func TestHelp(t *testing.T) {
@@ -77,7 +77,7 @@ func TestGenerateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := runtime.Open(payload)
+	assets, err := btfruntime.Open(payload)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,15 +5,15 @@ package main
 
 import (
 	_ "embed"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 	"sync"
 )
 
 //go:embed kernelbtf.btfembed
 var kernelBTFPayload []byte
 
-var kernelBTFAssets = sync.OnceValues(func() (*runtime.Assets, error) {
-	return runtime.Open(kernelBTFPayload)
+var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
+	return btfruntime.Open(kernelBTFPayload)
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
@@ -22,6 +22,6 @@ var kernelBTFAssets = sync.OnceValues(func() (*runtime.Assets, error) {
 //
 // At start-up, pass the result of its CollectionOptions method to
 // ebpf.NewCollectionWithOptions, or call Select for the BTF alone.
-func KernelBTF() (*runtime.Assets, error) {
+func KernelBTF() (*btfruntime.Assets, error) {
 	return kernelBTFAssets()
 }

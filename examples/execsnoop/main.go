@@ -26,7 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 func main() {
@@ -37,14 +37,14 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &runtime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
+	opts := &btfruntime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
 	if err := run(ctx, os.Stdout, os.Stderr, opts, *count); err != nil {
 		fmt.Fprintln(os.Stderr, "execsnoop:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, stdout, stderr io.Writer, opts *runtime.SelectOptions, count int) error {
+func run(ctx context.Context, stdout, stderr io.Writer, opts *btfruntime.SelectOptions, count int) error {
 	assets, err := KernelBTF()
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // TestExecsnoopEmbedded is the end-to-end check of the main job: generate
@@ -40,12 +40,12 @@ func TestExecsnoopEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := runtime.Open(res.Payload)
+	assets, err := btfruntime.Open(res.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	tr, err := newTracer(assets, &runtime.SelectOptions{ForceEmbedded: true})
+	tr, err := newTracer(assets, &btfruntime.SelectOptions{ForceEmbedded: true})
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		t.Skipf("bpf() is refused on this machine, so nothing can be loaded: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestExecsnoopEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if tr.Selection.Source != runtime.SourceEmbedded || tr.Selection.Key.Release != running.Release {
+	if tr.Selection.Source != btfruntime.SourceEmbedded || tr.Selection.Key.Release != running.Release {
 		t.Fatalf("selected %s %s, want the embedded entry for %s", tr.Selection.Source, tr.Selection.Key, running.Release)
 	}
 

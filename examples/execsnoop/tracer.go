@@ -13,7 +13,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 //go:embed bpf/execsnoop_bpfel.o
@@ -47,7 +47,7 @@ var errClosed = errors.New("tracer closed")
 
 // tracer is the loaded and attached execsnoop program.
 type tracer struct {
-	Selection *runtime.Selection
+	Selection *btfruntime.Selection
 	coll      *ebpf.Collection
 	link      link.Link
 	events    *ringbuf.Reader
@@ -56,7 +56,7 @@ type tracer struct {
 
 // newTracer loads execsnoop with the BTF the assets select for this
 // kernel and attaches it to sched:sched_process_exec.
-func newTracer(assets *runtime.Assets, opts *runtime.SelectOptions) (_ *tracer, err error) {
+func newTracer(assets *btfruntime.Assets, opts *btfruntime.SelectOptions) (_ *tracer, err error) {
 	spec, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(execsnoopObject))
 	if err != nil {
 		return nil, fmt.Errorf("execsnoop object: %w", err)
