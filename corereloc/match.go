@@ -14,36 +14,24 @@ import (
 // disagree.
 var ErrAmbiguous = errors.New("ambiguous relocation")
 
+//go:generate go tool stringer -type Status -linecomment
+
 // Status is what a relocation comes to on a kernel.
 type Status uint8
 
 const (
 	// Resolved: a candidate fits; Local and Target hold the fixup.
-	Resolved Status = iota
+	Resolved Status = iota // resolved
 	// Missing: no candidate fits. The instruction is poisoned, or an
 	// existence check yields 0 (Target is 0, Local 1).
-	Missing
+	Missing // missing
 	// Ambiguous: candidates with the same score disagree. cilium/ebpf
 	// refuses to load the program (libbpf and bpftool too).
-	Ambiguous
+	Ambiguous // ambiguous
 	// Failed: computing the relocation, or another one of the same
 	// program, is an error, so cilium/ebpf refuses to load the program.
-	Failed
+	Failed // failed
 )
-
-func (s Status) String() string {
-	switch s {
-	case Resolved:
-		return "resolved"
-	case Missing:
-		return "missing"
-	case Ambiguous:
-		return "ambiguous"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
 
 // TypeRef names a target type.
 type TypeRef struct {
