@@ -50,11 +50,11 @@ type KernelReport struct {
 	// with Status "absent" (an existence check is false), "poisoned" (the
 	// instruction is replaced by one that fails verification if reached),
 	// "ambiguous" or "failed" (cilium/ebpf refuses to load the program).
-	Unresolved []Relocation `json:"unresolved,omitempty"`
+	Unresolved []RelocationReport `json:"unresolved,omitempty"`
 	// KernelTypeIDs lists relocations that ask for the running kernel's
 	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
 	// those, so these programs need the kernel's BTF.
-	KernelTypeIDs []Relocation `json:"kernel_type_ids,omitempty"`
+	KernelTypeIDs []RelocationReport `json:"kernel_type_ids,omitempty"`
 }
 
 // ModuleReport is the embedded BTF of one kernel module.
@@ -64,8 +64,9 @@ type ModuleReport struct {
 	Bytes int    `json:"bytes"` // distilled base plus split BTF
 }
 
-// Relocation identifies one CO-RE relocation of an object.
-type Relocation struct {
+// RelocationReport is one row of a KernelReport: a CO-RE relocation of an
+// object, and what it comes to on the kernel.
+type RelocationReport struct {
 	Object  string `json:"object"`
 	Section string `json:"section"`
 	InsnOff uint32 `json:"insn_off"`
@@ -92,7 +93,7 @@ func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Sp
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
 			out := res.Outcomes[i][j]
-			rel := Relocation{
+			rel := RelocationReport{
 				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 			}
@@ -106,7 +107,7 @@ func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Sp
 		}
 	}
 	for _, r := range res.KernelTypeIDs() {
-		kr.KernelTypeIDs = append(kr.KernelTypeIDs, Relocation{
+		kr.KernelTypeIDs = append(kr.KernelTypeIDs, RelocationReport{
 			Object: r.Object, Section: r.Section, InsnOff: r.InsnOff,
 			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 		})
@@ -155,12 +156,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 
 	type failure struct {
-		rel     Relocation
+		rel     RelocationReport
 		kernels []string
 	}
 	var failures []*failure
-	byRelo := map[Relocation]*failure{}
-	kernelIDs := map[Relocation][]string{}
+	byRelo := map[RelocationReport]*failure{}
+	kernelIDs := map[RelocationReport][]string{}
 	for _, k := range r.Kernels {
 		for _, u := range k.Unresolved {
 			id := u
@@ -220,6 +221,6 @@ func abbreviate(items []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
-func compareRelocations(a, b Relocation) int {
+func compareRelocations(a, b RelocationReport) int {
 	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 }
