@@ -12,10 +12,7 @@ import (
 func BenchmarkMinimize(b *testing.B) {
 	objs := testObjects(b)
 	for _, k := range kernels(b) {
-		data, err := k.load()
-		if err != nil {
-			b.Fatal(err)
-		}
+		data := k.raw
 		b.Run(k.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
@@ -48,11 +45,7 @@ func BenchmarkMatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	k := kernels(b)[0]
-	data, err := k.load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec, err := rawbtf.Parse(data, nil)
+	spec, err := rawbtf.Parse(k.raw, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,9 +13,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
-
-const ciliumTestdata = "/root/go/pkg/mod/github.com/cilium/ebpf@v0.22.0/btf/testdata"
 
 func TestMinUsage(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,6 +52,7 @@ func TestMin(t *testing.T) {
 	if err := os.WriteFile(rawPath, raw.Raw(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ciliumTestdata := kerneltest.CiliumTestdata(t)
 	readTgt := filepath.Join(ciliumTestdata, "relocs_read_tgt-el.elf")
 	readObj := filepath.Join(ciliumTestdata, "relocs_read-el.elf")
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
 // hubFiles lists the archives of testCorpus.
@@ -132,7 +133,7 @@ func BenchmarkWriteBTFHub(b *testing.B) {
 
 // BenchmarkImport measures importing each large input of the shared corpus.
 func BenchmarkImport(b *testing.B) {
-	shared := sharedCorpus(b)
+	shared := kerneltest.SharedCorpus(b)
 	inputs := map[string]string{
 		"deb":        filepath.Join(shared, "packages", "linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb"),
 		"bzImage-xz": filepath.Join(shared, "images", "vmlinuz-6.1.0-47-amd64"),

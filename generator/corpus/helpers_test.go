@@ -41,17 +41,6 @@ var testKernels = []struct {
 	{kernelkey.Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}, 112806},
 }
 
-// sharedCorpus returns the directory of the large test inputs (kernel
-// images, a package), from $BTFEMBED_CORPUS, or skips the test.
-func sharedCorpus(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("BTFEMBED_CORPUS")
-	if dir == "" {
-		tb.Skip("BTFEMBED_CORPUS is not set: skipping the test on the large kernel images and packages (.ci/run sets it to ../shared/corpus)")
-	}
-	return dir
-}
-
 var hubBTFCache sync.Map
 
 // hubBTF returns the raw BTF of a testCorpus kernel, extracted with
