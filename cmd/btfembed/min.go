@@ -103,27 +103,26 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 // readBTF reads the BTF of a file in any form package corpus reads and
 // parses it, split over base if not nil.
 func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	f, err := corpus.ReadBTF(path)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := rawbtf.Parse(f.BTF, base)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return spec, nil
+	return readParsed(path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
 }
 
 // readTarget reads the BTF of a file in any form package corpus reads, for
 // Match, split over base if not nil.
 func readTarget(path string, base *corereloc.Target) (*corereloc.Target, error) {
+	return readParsed(path, func(raw []byte) (*corereloc.Target, error) { return corereloc.NewTarget(raw, base) })
+}
+
+// readParsed reads the BTF of a file with corpus.ReadBTF and parses it;
+// errors name the file.
+func readParsed[T any](path string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
 	f, err := corpus.ReadBTF(path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	t, err := corereloc.NewTarget(f.BTF, base)
+	t, err := parse(f.BTF)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }
