@@ -105,9 +105,10 @@ type candResult struct {
 // is for unusable targets.
 //
 // Besides outcomes, Match records what of the targets the relocations
-// depend on: every candidate that fits at least one relocation, and the
-// types, members and enumerators each computation read. Minimize builds
-// the BTF from that.
+// depend on: every candidate that fits at least one relocation and is not
+// dominated by another (see dominated), and the types, members and
+// enumerators each computation read, for cilium/ebpf's and libbpf's way
+// of computing it. Minimize builds the BTF from that.
 func Match(objs []*Object, targets []*Target) (*Result, error) {
 	specs := make([]*rawbtf.Spec, len(targets))
 	for i, t := range targets {
@@ -173,6 +174,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for k := range table {
 			table[k] = make([]candResult, len(cands))
 		}
+		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
@@ -199,16 +201,66 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				}
 			}
 			if keep {
-				res.marks.merge(logs)
+				fitLogs[ci] = logs
 			}
 			// A dropped candidate may still be in the output, as the
 			// type of something kept: check its mismatches too.
 			res.pending = append(res.pending, fails...)
 		}
+		for ci, logs := range fitLogs {
+			if logs != nil && !dominated(table, ci) {
+				res.marks.merge(logs)
+			}
+		}
 		res.score(refs, cands, table)
 	}
 	res.failPrograms()
 	return res, nil
+}
+
+// dominated reports whether another candidate decides every relocation
+// that candidate ci fits the same way, and every one ci misses either the
+// same way or by fitting it. Such a candidate changes no decision:
+//   - cilium/ebpf: in each group ci scores no better than its dominator;
+//     where it scores the same, both fit the same relocations with the same
+//     fixups and miss the others alike, so the tie agrees.
+//   - libbpf: every relocation ci fits, its dominator fits alike, so the
+//     fitting candidates still agree, and narrowing the candidate list to
+//     those that fit a relocation drops ci whenever it drops the dominator.
+//
+// Of candidates that decide everything alike, the first one is kept. A
+// candidate with an error anywhere is never dropped nor a dominator.
+func dominated(table [][]candResult, ci int) bool {
+	if len(table) == 0 {
+		return false
+	}
+	for cj := range table[0] {
+		if cj == ci {
+			continue
+		}
+		dominates, alike := true, true
+		for _, row := range table {
+			c, d := row[ci], row[cj]
+			if c.err != nil || d.err != nil {
+				return false
+			}
+			switch {
+			case c.fix == d.fix:
+			case c.fix.failed() && !d.fix.failed():
+				alike = false // cj fits where ci misses
+			default:
+				dominates = false
+			}
+			if !dominates {
+				break
+			}
+		}
+		// Alike candidates dominate each other: keep the first.
+		if dominates && (!alike || cj < ci) {
+			return true
+		}
+	}
+	return false
 }
 
 // failPrograms marks Failed every relocation of a program in which one

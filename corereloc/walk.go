@@ -76,7 +76,10 @@ func (w *walker) typ(side int, id rawbtf.TypeID) (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	w.log = append(w.log, touch{key: k, what: touchType})
+	if id != 0 {
+		// Void is no type record: every BTF has it, as ID 0.
+		w.log = append(w.log, touch{key: k, what: touchType})
+	}
 	return node{t, k.spec}, nil
 }
 
