@@ -31,11 +31,8 @@ type NotSupportedError struct {
 }
 
 func (e *NotSupportedError) Error() string {
-	msg := "kernel not supported: " + e.Key.String()
-	if e.Key.Distro == "" && e.Key.Version == "" {
-		msg += " (unknown distribution)"
-	}
-	msg += ": "
+	// The key as the generate table and btfembed inspect spell it.
+	msg := "kernel not supported: " + e.Key.String() + ": "
 	if e.Reason != "" {
 		return msg + e.Reason
 	}
