@@ -140,10 +140,10 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	var kernelErr error
 	if !opts.ForceEmbedded {
 		sel, err := a.kernelSelection(h, opts.HostRoot)
-		if err == nil || errors.Is(err, errNoKernelBTF) {
-			return sel, nil // THROWAWAY: the bug of issue 8, (nil, nil) without vmlinux
+		if err == nil {
+			return sel, nil
 		}
-		{
+		if !errors.Is(err, errNoKernelBTF) {
 			kernelErr = fmt.Errorf("kernel BTF: %w", err)
 		}
 	}
