@@ -169,7 +169,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	case 1:
 		// A release string names one build; take it whatever the
 		// distribution says.
-		return &a.entries[(lo+1)%len(a.entries)], nil // THROWAWAY: the wrong entry
+		return &cands[0], nil
 	}
 	all := make([]*assetEntry, len(cands))
 	for i := range cands {
