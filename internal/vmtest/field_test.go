@@ -38,11 +38,13 @@ func (k fieldKernel) name() string {
 	return k.release
 }
 
+// fieldKernels are booted in this order; the slowest (arm64 under TCG on
+// an x86 host) first, so that it does not run alone at the end.
 var fieldKernels = []fieldKernel{
+	{release: "6.1.0-57-arm64", arch: "arm64"},
 	{release: "6.1.0-47-amd64", arch: "x86_64"},
 	{release: "6.1.0-50-cloud-amd64", arch: "x86_64"},
 	{release: "6.12.118+deb12-amd64", arch: "x86_64"},
-	{release: "6.1.0-57-arm64", arch: "arm64"},
 	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", fromDeb: true},
 }
 
@@ -209,8 +211,8 @@ func checkField(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) []string {
 	if k.fromDeb && !slices.Contains(hidden.sel.Modules, debModule) {
 		bad("BTF hidden: embedded modules %v, want %s", hidden.sel.Modules, debModule)
 	}
-	if len(problems) > 0 {
-		return problems
+	if hidden.sel.Error != "" || visible.sel.Error != "" {
+		return problems // the guest loaded nothing
 	}
 
 	for _, key := range sortedKeys(visible.programs) {
