@@ -69,3 +69,15 @@ type FieldExecsnoop struct {
 	WantPpid int    `json:"want_ppid"`
 	Error    string `json:"error,omitempty"`
 }
+
+// FieldResult is one kernel's verdicts from both boots, as
+// `go test ./internal/vmtest -run TestField -field.out DIR` writes them to
+// DIR/<release>.json (deb-<release>.json for the package's kernel), for
+// comparison with predictions.
+type FieldResult struct {
+	Kernel    string        `json:"kernel"` // the test's name for it
+	Arch      string        `json:"arch"`
+	Release   string        `json:"release"`
+	KernelBTF []ProgramLoad `json:"kernel_btf"` // BTF visible
+	Embedded  []ProgramLoad `json:"embedded"`   // BTF hidden, embedded BTF selected
+}

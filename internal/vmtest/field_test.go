@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -91,6 +94,11 @@ func TestField(t *testing.T) {
 				t.Fatal(err)
 			}
 			hidden, visible := bootBoth(t, m)
+			if *fieldOut != "" {
+				if err := writeResult(*fieldOut, k, hidden, visible); err != nil {
+					t.Error(err)
+				}
+			}
 			problems := checkField(k, hidden, visible)
 			for _, p := range problems {
 				t.Error(p)
@@ -98,6 +106,33 @@ func TestField(t *testing.T) {
 			t.Log(summary(k, hidden, visible))
 		})
 	}
+}
+
+var fieldOut = flag.String("field.out", "", "write each kernel's per-program verdicts as JSON (vmtest.FieldResult) into this directory")
+
+// writeResult writes kernel k's verdicts into dir.
+func writeResult(dir string, k fieldKernel, hidden, visible *vmtest.Boot) error {
+	res := vmtest.FieldResult{Kernel: k.name(), Arch: k.arch, Release: k.release}
+	for _, side := range []struct {
+		boot *vmtest.Boot
+		out  *[]vmtest.ProgramLoad
+	}{{visible, &res.KernelBTF}, {hidden, &res.Embedded}} {
+		for _, rec := range side.boot.Find(vmtest.KindProgramLoad) {
+			var p vmtest.ProgramLoad
+			if err := rec.Decode(&p); err != nil {
+				return err
+			}
+			*side.out = append(*side.out, p)
+		}
+	}
+	data, err := json.MarshalIndent(res, "", "\t")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, strings.ReplaceAll(k.name(), "/", "-")+".json"), append(data, '\n'), 0o644)
 }
 
 // bootBoth boots m with the kernel's BTF hidden and visible, at once.
@@ -414,7 +449,9 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel) (vmtes
 			return vmtest.Machine{}, err
 		}
 	}
-	return vmtest.Machine{Arch: k.arch, Kernel: kernel, Initramfs: files}, nil
+	// Each guest parses its kernel's 5 MB BTF twice with it visible, slow
+	// under TCG: an arm64 guest took 100 s on a loaded 2-core machine.
+	return vmtest.Machine{Arch: k.arch, Kernel: kernel, Initramfs: files, Timeout: 4 * time.Minute}, nil
 }
 
 // debFile is one module of a package.
