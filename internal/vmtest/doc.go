@@ -24,4 +24,12 @@
 //
 // Boots run in parallel, one per CPU. Tests call Require first: it skips
 // under -short and where qemu is missing.
+//
+// # The field test
+//
+// TestField (field_test.go) is btfembed's proof on real kernels: it boots
+// every kernel of $BTFEMBED_CORPUS with its BTF hidden and visible, with
+// fieldinit as /init, and compares what loads; field.go holds the layout
+// and records both sides share, and ProgramLoad is the per-program verdict
+// other tools can compare against (-field.out writes them as FieldResult).
 package vmtest

@@ -254,7 +254,7 @@ func checkField(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) []string {
 		v, h := visible.programs[key], hidden.programs[key]
 		switch {
 		case h.Program == "":
-			bad("%s: loaded with BTF visible only", key)
+			bad("%s: tried with BTF visible only", key)
 		case needsKernelBTF[v.Type]:
 			// Attaches by BTF ID: cannot load without kernel BTF.
 		case v.Loaded && !h.Loaded:
