@@ -22,6 +22,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // fieldKernel is one kernel of the shared corpus the field test boots.
@@ -393,7 +394,7 @@ func newFixture(corpusDir string) (*fixture, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(modRoot)
-	modDir := corpus.ModulesPath(modRoot, corpus.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: release})
+	modDir := corpus.ModulesPath(modRoot, kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: release})
 	if err := os.MkdirAll(modDir, 0o755); err != nil {
 		return nil, err
 	}
