@@ -318,7 +318,7 @@ func summary(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) string {
 	el, _, et, en := count(hiddenBoot)
 	return fmt.Sprintf("%s: kernel BTF %d/%d programs loaded (%d need kernel BTF to attach), embedded BTF %d/%d; boot to /init %.1fs and %.1fs, total %.1fs and %.1fs\n  kernel:   %s\n  embedded: %s",
 		k.name(), kl, kt, kx, el, et,
-		visibleBoot.Boot.Seconds(), hiddenBoot.Boot.Seconds(), visibleBoot.Total.Seconds(), hiddenBoot.Total.Seconds(),
+		visibleBoot.UntilInit.Seconds(), hiddenBoot.UntilInit.Seconds(), visibleBoot.Total.Seconds(), hiddenBoot.Total.Seconds(),
 		strings.Join(kn, " "), strings.Join(en, " "))
 }
 

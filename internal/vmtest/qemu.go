@@ -88,9 +88,9 @@ type Boot struct {
 	Records []Record
 	// Console is everything the guest printed on the serial console.
 	Console []byte
-	// Boot is the time from qemu's start to the guest's first record:
+	// UntilInit is the time from qemu's start to the guest's first record:
 	// kernel boot and /init start-up.
-	Boot time.Duration
+	UntilInit time.Duration
 	// Total is the time until qemu exited.
 	Total time.Duration
 }
@@ -175,7 +175,7 @@ func Run(ctx context.Context, m *Machine) (*Boot, error) {
 		return nil, fmt.Errorf("start %s: %w", mt.qemu, err)
 	}
 	b := &Boot{}
-	console, readErr := readConsole(stdout, start, &b.Boot)
+	console, readErr := readConsole(stdout, start, &b.UntilInit)
 	waitErr := cmd.Wait()
 	b.Total = time.Since(start)
 	b.Console = console

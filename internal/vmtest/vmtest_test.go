@@ -62,7 +62,7 @@ func TestRun(t *testing.T) {
 			if got["release"] != "6.1.0-47-amd64" || got["echo"] != "hello-"+tc.end {
 				t.Fatalf("echo %v, want release 6.1.0-47-amd64 and echo hello-%s", got, tc.end)
 			}
-			t.Logf("boot %v, total %v", b.Boot, b.Total)
+			t.Logf("until /init %v, total %v", b.UntilInit, b.Total)
 		})
 	}
 }
