@@ -20,6 +20,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -472,7 +473,7 @@ func debKernel(deb, release, module string) (image []byte, modules []debFile, er
 	defer f.Close()
 	byName := map[string][]byte{}
 	modPrefix := "lib/modules/" + release + "/"
-	err = corpus.DebFiles(f, func(p string) bool {
+	err = extract.DebFiles(f, func(p string) bool {
 		return p == "boot/vmlinuz-"+release || (strings.HasPrefix(p, modPrefix) && strings.HasSuffix(p, ".ko"))
 	}, func(p string, data []byte) error {
 		if strings.HasPrefix(p, "boot/") {
