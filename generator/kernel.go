@@ -39,6 +39,17 @@ func loadObjects(paths []string) (*objects, error) {
 	return o, nil
 }
 
+// subset is the objects at the indices, sharing what is loaded.
+func (o *objects) subset(indices []int) *objects {
+	s := &objects{}
+	for _, i := range indices {
+		s.names = append(s.names, o.names[i])
+		s.relos = append(s.relos, o.relos[i])
+		s.colls = append(s.colls, o.colls[i])
+	}
+	return s
+}
+
 // kernelResult is one kernel's embedded entry and its report.
 type kernelResult struct {
 	entry  encode.Entry

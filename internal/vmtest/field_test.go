@@ -36,6 +36,12 @@ type fieldKernel struct {
 	fromDeb bool
 }
 
+// execsnoopObject is bpf2go's object of examples/execsnoop for k's
+// architecture (the generator pairs each with its architecture's kernels).
+func (k fieldKernel) execsnoopObject() string {
+	return map[string]string{"x86_64": "bpf_x86_bpfel.o", "arm64": "bpf_arm64_bpfel.o"}[k.arch]
+}
+
 func (k fieldKernel) name() string {
 	if k.fromDeb {
 		return "deb/" + k.release
@@ -206,7 +212,7 @@ func decodeRun(b *vmtest.Boot) (*fieldRun, error) {
 // the comparison is never vacuous; the kprobe into nf_conntrack's types
 // needs the module, loaded only on the deb's kernel.
 func mustLoad(k fieldKernel) []string {
-	progs := []string{"execsnoop_bpfel.o/handle_exec"}
+	progs := []string{k.execsnoopObject() + "/handle_exec"}
 	if k.fromDeb {
 		progs = append(progs, "conntrack_kprobe-el.o/ct_delete_kprobe")
 	}
@@ -327,6 +333,8 @@ func summary(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) string {
 type fixture struct {
 	payload []byte
 	objects []vmtest.File
+	// archObjects are the objects of one architecture (execsnoop's).
+	archObjects map[string]vmtest.File
 	// debImage and debModules come from the distribution package:
 	// the kernel image and debModule with its dependencies, in load order.
 	debImage   []byte
@@ -380,15 +388,27 @@ func newFixture(corpusDir string) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	objects = append(objects,
-		repoPath("examples", "execsnoop", "bpf", "execsnoop_bpfel.o"),
-		repoPath("internal", "vmtest", "testdata", "conntrack_kprobe-el.o"))
+	objects = append(objects, repoPath("internal", "vmtest", "testdata", "conntrack_kprobe-el.o"))
+	fx.archObjects = map[string]vmtest.File{}
+	for _, k := range fieldKernels {
+		objects = append(objects, repoPath("examples", "execsnoop", k.execsnoopObject()))
+	}
+	slices.Sort(objects)
+	objects = slices.Compact(objects)
 	for _, o := range objects {
 		data, err := os.ReadFile(o)
 		if err != nil {
 			return nil, err
 		}
-		fx.objects = append(fx.objects, vmtest.File{Path: vmtest.FieldObjects + "/" + filepath.Base(o), Mode: 0o644, Data: data})
+		f := vmtest.File{Path: vmtest.FieldObjects + "/" + filepath.Base(o), Mode: 0o644, Data: data}
+		if filepath.Dir(o) != repoPath("examples", "execsnoop") {
+			fx.objects = append(fx.objects, f)
+		}
+		for _, k := range fieldKernels {
+			if filepath.Base(o) == k.execsnoopObject() {
+				fx.archObjects[k.arch] = f
+			}
+		}
 	}
 	modRoot, err := os.MkdirTemp("", "btfembed-field-")
 	if err != nil {
@@ -443,6 +463,7 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel) (vmtes
 		{Path: vmtest.FieldPayload, Mode: 0o644, Data: fx.payload},
 	}
 	files = append(files, fx.objects...)
+	files = append(files, fx.archObjects[k.arch])
 	kernel := filepath.Join(corpusDir, "images", "vmlinuz-"+k.release)
 	if k.fromDeb {
 		files = append(files, fx.debModules...)
