@@ -150,10 +150,7 @@ func TestMinBadInput(t *testing.T) {
 // corpus) over its vmlinux with -B, and checks the two outputs with the
 // oracle and bpftool.
 func TestMinModule(t *testing.T) {
-	module := "/work/shared/corpus/modules/arm64/6.1.0-57-arm64/nf_conntrack.ko"
-	if _, err := os.Stat(module); err != nil {
-		t.Skipf("corpus module not available: %v", err)
-	}
+	module := filepath.Join(kerneltest.SharedCorpus(t), "modules", "arm64", "6.1.0-57-arm64", "nf_conntrack.ko")
 	archive := "../../testdata/btfhub/debian/12/arm64/6.1.0-57-arm64.btf.tar.xz"
 	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
 	dir := t.TempDir()
