@@ -170,15 +170,17 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	for _, name := range names {
 		refs := byName[name]
 		cands := allCands[name]
-		table := make([][]candResult, len(refs))
-		for k := range table {
-			table[k] = make([]candResult, len(cands))
+		// Big objects inline the same access into hundreds of programs:
+		// compute each distinct relocation once per candidate.
+		uniq, which := distinct(objs, refs)
+		table := make([][]candResult, len(uniq))
+		for u := range table {
+			table[u] = make([]candResult, len(cands))
 		}
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
-			var fails []pending
-			for k, ref := range refs {
+			for u, ref := range uniq {
 				r := &objs[ref.obj].Relocations[ref.idx]
 				w.local = objs[ref.obj].BTF
 				w.log = w.log[:0]
@@ -187,7 +189,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				if err == nil {
 					f, err = w.calcFixup(r, bo, cand)
 				}
-				table[k][ci] = candResult{f, err}
+				table[u][ci] = candResult{f, err}
 				switch {
 				case err != nil || !f.failed():
 					keep = true
@@ -195,18 +197,17 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				case r.Kind == TypeExists || r.Kind == TypeSize || r.Kind == TypeIDTarget || r.Kind == TypeMatches:
 					// A kept pointer whose target is dropped points to
 					// void, which could turn a type mismatch behind it
-					// into a match: Minimize checks.
-					fails = append(fails, pending{ref, c, slices.Clone(w.log)})
+					// into a match: Minimize checks. A dropped candidate
+					// may still be in the output, as the type of
+					// something kept: check its mismatches too.
+					res.pending = append(res.pending, pending{ref, c, slices.Clone(w.log)})
 				}
 			}
 			if keep {
 				res.marks.merge(logs)
 			}
-			// A dropped candidate may still be in the output, as the
-			// type of something kept: check its mismatches too.
-			res.pending = append(res.pending, fails...)
 		}
-		res.score(refs, cands, table)
+		res.score(refs, cands, func(k, ci int) candResult { return table[which[k]][ci] })
 	}
 	res.failPrograms()
 	return res, nil
@@ -239,6 +240,34 @@ func (res *Result) failPrograms() {
 	}
 }
 
+// reloKey is what a relocation's result on a candidate depends on.
+type reloKey struct {
+	local  *rawbtf.Spec
+	typ    rawbtf.TypeID
+	access string
+	kind   Kind
+}
+
+// distinct returns one representative of each distinct relocation among
+// refs, in order of first appearance, and for each of refs the index of
+// its representative.
+func distinct(objs []*Object, refs []reloRef) (uniq []reloRef, which []int) {
+	seen := make(map[reloKey]int)
+	which = make([]int, len(refs))
+	for k, ref := range refs {
+		r := &objs[ref.obj].Relocations[ref.idx]
+		rk := reloKey{objs[ref.obj].BTF, r.TypeID, r.Access, r.Kind}
+		u, ok := seen[rk]
+		if !ok {
+			u = len(uniq)
+			seen[rk] = u
+			uniq = append(uniq, ref)
+		}
+		which[k] = u
+	}
+	return uniq, which
+}
+
 // candidates lists, for each of names, the target types whose essential
 // name it is, in vmlinux first, then each module's own types, by ascending
 // ID: the candidates and order of btf.CORERelocate. All names are looked
@@ -261,7 +290,8 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 // cilium/ebpf groups by local type within one program, after linking the
 // subprograms it calls into it; here a group is one function's
 // relocations, subprograms on their own.
-func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
+// result(k, ci) is the result of refs[k] on cands[ci].
+func (res *Result) score(refs []reloRef, cands []key, result func(k, ci int) candResult) {
 	type groupKey struct {
 		obj     int
 		section string
@@ -285,7 +315,7 @@ func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 				res.Outcomes[refs[k].obj][refs[k].idx] = fn(k)
 			}
 		}
-		best, bestScore, err := pickBest(members, cands, table)
+		best, bestScore, err := pickBest(members, cands, result)
 		switch {
 		case errors.Is(err, ErrAmbiguous):
 			set(func(int) Outcome { return Outcome{Status: Ambiguous, Err: err} })
@@ -301,7 +331,7 @@ func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 			t, _ := res.Targets[c.spec].Type(c.id)
 			ref := TypeRef{Target: c.spec, ID: c.id, Kind: t.Kind, Name: t.Name}
 			set(func(k int) Outcome {
-				f := table[k][best].fix
+				f := result(k, best).fix
 				st := Resolved
 				if f.failed() {
 					st = Missing
@@ -314,12 +344,12 @@ func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 
 // pickBest returns the index of the winning candidate for one group and
 // its score, -1 if none fits any relocation.
-func pickBest(members []int, cands []key, table [][]candResult) (int, int, error) {
+func pickBest(members []int, cands []key, result func(k, ci int) candResult) (int, int, error) {
 	best, bestScore := -1, len(members)
 	for ci := range cands {
 		score := 0
 		for _, k := range members {
-			cr := table[k][ci]
+			cr := result(k, ci)
 			if cr.err != nil {
 				return -1, 0, cr.err
 			}
@@ -333,7 +363,7 @@ func pickBest(members []int, cands []key, table [][]candResult) (int, int, error
 			best, bestScore = ci, score
 		case best >= 0:
 			for _, k := range members {
-				a, b := table[k][best].fix, table[k][ci].fix
+				a, b := result(k, best).fix, result(k, ci).fix
 				if a.local != b.local || a.target != b.target {
 					return -1, 0, fmt.Errorf("%v: multiple types match: %w", a.kind, ErrAmbiguous)
 				}
