@@ -73,32 +73,33 @@ func BenchmarkMatch(b *testing.B) {
 const bigObject = "../testdata/objects/big/big-el.o"
 
 // BenchmarkMinimizeBig is BenchmarkMinimize for the big object alone on
-// the first testdata kernel: what "btfembed min" does with it, from raw
-// kernel BTF to minimized BTF.
+// each kernel: what "btfembed min" does with it, from raw kernel BTF to
+// minimized BTF.
 func BenchmarkMinimizeBig(b *testing.B) {
-	k := kernels(b)[0]
-	data, err := k.load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run(k.name, func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			spec, err := rawbtf.Parse(data, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			loaded, err := Load(bigObject)
-			if err != nil {
-				b.Fatal(err)
-			}
-			res, err := Match(loaded, []*rawbtf.Spec{spec})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, _, err := Minimize(res); err != nil {
-				b.Fatal(err)
-			}
+	for _, k := range kernels(b) {
+		data, err := k.load()
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		b.Run(k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				spec, err := rawbtf.Parse(data, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				loaded, err := Load(bigObject)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := Match(loaded, []*rawbtf.Spec{spec})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := Minimize(res); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -280,6 +280,7 @@ func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbt
 	relos := make([]Relocation, 0, total)
 	// The same access recurs in many programs: parse each string once.
 	accessors := make(map[uint32]parsedAccess)
+	var order []int32
 	for p := 4; p < len(sub); {
 		secName, err := spec.String(bo.Uint32(sub[p:]))
 		if err != nil {
@@ -288,19 +289,27 @@ func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbt
 		if secName == "" {
 			return nil, fmt.Errorf("offset %d: empty section name", pos(p))
 		}
-		n := uint64(bo.Uint32(sub[p+4:]))
+		n := int(bo.Uint32(sub[p+4:]))
 		p += 8
-		first := len(relos)
-		for range n {
-			r, err := parseRelo(name, secName, sub[p:p+coreReloSize], bo, spec, accessors)
+		// clang does not write them in instruction order: sort the
+		// records, smaller than the relocations made of them.
+		recs := sub[p : p+n*coreReloSize]
+		order = order[:0]
+		for i := range n {
+			order = append(order, int32(i))
+		}
+		slices.SortStableFunc(order, func(a, b int32) int {
+			return cmp.Compare(bo.Uint32(recs[a*coreReloSize:]), bo.Uint32(recs[b*coreReloSize:]))
+		})
+		for _, i := range order {
+			at := int(i) * coreReloSize
+			r, err := parseRelo(name, secName, recs[at:at+coreReloSize], bo, spec, accessors)
 			if err != nil {
-				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p), secName, err)
+				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
 			}
 			relos = append(relos, r)
-			p += coreReloSize
 		}
-		// clang does not write them in instruction order.
-		slices.SortStableFunc(relos[first:], func(a, b Relocation) int { return cmp.Compare(a.InsnOff, b.InsnOff) })
+		p += n * coreReloSize
 	}
 	return relos, nil
 }

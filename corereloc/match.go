@@ -71,6 +71,9 @@ type Result struct {
 	Outcomes [][]Outcome
 
 	marks marks
+	// progs[i][j] numbers the function (section and program) of
+	// Objects[i].Relocations[j] within the object: groups are per function.
+	progs [][]int32
 	// pending are type mismatches whose log was not merged: Minimize
 	// checks they still fail on the minimized BTF.
 	pending []pending
@@ -164,6 +167,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	}
 	slices.Sort(names)
 
+	res.numberPrograms()
 	res.marks = newMarks()
 	w := &walker{targets: targets}
 	allCands := candidates(targets, names)
@@ -213,27 +217,51 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	return res, nil
 }
 
+// numberPrograms fills res.progs. A function's relocations are adjacent,
+// so the map is consulted only where the function changes.
+func (res *Result) numberPrograms() {
+	type fn struct{ section, program string }
+	res.progs = make([][]int32, len(res.Objects))
+	for i, obj := range res.Objects {
+		ids := make(map[fn]int32)
+		res.progs[i] = make([]int32, len(obj.Relocations))
+		for j := range obj.Relocations {
+			r := &obj.Relocations[j]
+			if j > 0 && r.Section == obj.Relocations[j-1].Section && r.Program == obj.Relocations[j-1].Program {
+				res.progs[i][j] = res.progs[i][j-1]
+				continue
+			}
+			f := fn{r.Section, r.Program}
+			id, ok := ids[f]
+			if !ok {
+				id = int32(len(ids))
+				ids[f] = id
+			}
+			res.progs[i][j] = id
+		}
+	}
+}
+
 // failPrograms marks Failed every relocation of a program in which one
 // relocation is Ambiguous or Failed: cilium/ebpf relocates a program in
 // one call, which fails as a whole.
 func (res *Result) failPrograms() {
-	type prog struct {
-		obj              int
-		section, program string
-	}
+	type prog struct{ obj, id int32 }
 	bad := make(map[prog]error)
-	for i, obj := range res.Objects {
+	for i := range res.Objects {
 		for j, o := range res.Outcomes[i] {
-			r := &obj.Relocations[j]
-			if p := (prog{i, r.Section, r.Program}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
+			if p := (prog{int32(i), res.progs[i][j]}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
 				bad[p] = o.Err
 			}
 		}
 	}
+	if len(bad) == 0 {
+		return
+	}
 	for i, obj := range res.Objects {
 		for j := range res.Outcomes[i] {
 			r, o := &obj.Relocations[j], &res.Outcomes[i][j]
-			if err := bad[prog{i, r.Section, r.Program}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
+			if err := bad[prog{int32(i), res.progs[i][j]}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
 				*o = Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", r.Program, err)}
 			}
 		}
@@ -289,27 +317,32 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 // together, the candidate with the fewest misses (coreCalculateFixups).
 // cilium/ebpf groups by local type within one program, after linking the
 // subprograms it calls into it; here a group is one function's
-// relocations, subprograms on their own.
-// result(k, ci) is the result of refs[k] on cands[ci].
+// relocations, subprograms on their own. result(k, ci) is the result of refs[k] on cands[ci].
 func (res *Result) score(refs []reloRef, cands []key, result func(k, ci int) candResult) {
 	type groupKey struct {
-		obj     int
-		section string
-		program string
-		typ     rawbtf.TypeID
+		obj, prog int32
+		typ       rawbtf.TypeID
 	}
-	groups := make(map[groupKey][]int)
-	var order []groupKey
+	// A group's relocations are mostly adjacent in refs: look the group
+	// up only where it changes.
+	index := make(map[groupKey]int)
+	var groups [][]int
+	last, cur := groupKey{obj: -1}, -1
 	for k, ref := range refs {
 		r := &res.Objects[ref.obj].Relocations[ref.idx]
-		g := groupKey{ref.obj, r.Section, r.Program, r.TypeID}
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
+		g := groupKey{int32(ref.obj), res.progs[ref.obj][ref.idx], r.TypeID}
+		if g != last {
+			i, ok := index[g]
+			if !ok {
+				i = len(groups)
+				index[g] = i
+				groups = append(groups, nil)
+			}
+			last, cur = g, i
 		}
-		groups[g] = append(groups[g], k)
+		groups[cur] = append(groups[cur], k)
 	}
-	for _, g := range order {
-		members := groups[g]
+	for _, members := range groups {
 		set := func(fn func(k int) Outcome) {
 			for _, k := range members {
 				res.Outcomes[refs[k].obj][refs[k].idx] = fn(k)
