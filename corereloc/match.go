@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -135,12 +136,19 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	}
 	bo := targets[0].ByteOrder()
 	res := &Result{Objects: objs, Targets: targets, Outcomes: make([][]Outcome, len(objs))}
-	byName := make(map[string][]reloRef)
+	// Big objects inline the same access into hundreds of programs: each
+	// distinct relocation (object, local type, access, kind) gets a number
+	// and is computed once per candidate; relocations are grouped by the
+	// essential name of their local type through those numbers.
+	d := newDistinct()
+	uids := make([][]int32, len(objs))
 	for i, obj := range objs {
 		res.Outcomes[i] = make([]Outcome, len(obj.Relocations))
+		uids[i] = make([]int32, len(obj.Relocations))
 		for j := range obj.Relocations {
 			r := &obj.Relocations[j]
 			out := &res.Outcomes[i][j]
+			uids[i][j] = -1
 			switch {
 			case obj.ByteOrder != bo:
 				*out = Outcome{Status: Failed, Err: fmt.Errorf("can't relocate %v against %v", obj.ByteOrder, bo)}
@@ -155,36 +163,38 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			case r.TypeName == "":
 				*out = Outcome{Status: Failed, Err: fmt.Errorf("relocate unnamed or anonymous type %d: %w", r.TypeID, errNotSupported)}
 			default:
-				name := rawbtf.EssentialName(r.TypeName)
-				byName[name] = append(byName[name], reloRef{i, j})
+				uids[i][j] = d.add(reloRef{i, j}, r)
 			}
 		}
 	}
-
-	names := make([]string, 0, len(byName))
-	for name := range byName {
-		names = append(names, name)
+	refsByName := d.refs(uids)
+	order := make([]int, len(d.names))
+	for n := range order {
+		order[n] = n
 	}
-	slices.Sort(names)
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(d.names[a], d.names[b]) })
+	names := make([]string, len(order))
+	for k, n := range order {
+		names[k] = d.names[n]
+	}
 
 	res.numberPrograms()
 	res.marks = newMarks()
 	w := &walker{targets: targets}
 	allCands := candidates(targets, names)
-	for _, name := range names {
-		refs := byName[name]
-		cands := allCands[name]
-		// Big objects inline the same access into hundreds of programs:
-		// compute each distinct relocation once per candidate.
-		uniq, which := distinct(objs, refs)
-		table := make([][]candResult, len(uniq))
-		for u := range table {
+	table := make([][]candResult, len(d.reps))
+	for _, n := range order {
+		refs := refsByName[n]
+		cands := allCands[d.names[n]]
+		uniq := d.byName[n]
+		for _, u := range uniq {
 			table[u] = make([]candResult, len(cands))
 		}
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
-			for u, ref := range uniq {
+			for _, u := range uniq {
+				ref := d.reps[u]
 				r := &objs[ref.obj].Relocations[ref.idx]
 				w.local = objs[ref.obj].BTF
 				w.log = w.log[:0]
@@ -211,7 +221,9 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				res.marks.merge(logs)
 			}
 		}
-		res.score(refs, cands, func(k, ci int) candResult { return table[which[k]][ci] })
+		res.score(refs, cands, func(k, ci int) candResult {
+			return table[uids[refs[k].obj][refs[k].idx]][ci]
+		})
 	}
 	res.failPrograms()
 	return res, nil
@@ -270,30 +282,68 @@ func (res *Result) failPrograms() {
 
 // reloKey is what a relocation's result on a candidate depends on.
 type reloKey struct {
-	local  *rawbtf.Spec
+	obj    int
 	typ    rawbtf.TypeID
 	access string
 	kind   Kind
 }
 
-// distinct returns one representative of each distinct relocation among
-// refs, in order of first appearance, and for each of refs the index of
-// its representative.
-func distinct(objs []*Object, refs []reloRef) (uniq []reloRef, which []int) {
-	seen := make(map[reloKey]int)
-	which = make([]int, len(refs))
-	for k, ref := range refs {
-		r := &objs[ref.obj].Relocations[ref.idx]
-		rk := reloKey{objs[ref.obj].BTF, r.TypeID, r.Access, r.Kind}
-		u, ok := seen[rk]
+// distinct numbers the distinct relocations of a Match and groups them by
+// the essential name of their local type.
+type distinct struct {
+	seen   map[reloKey]int32
+	reps   []reloRef // a representative of each distinct relocation
+	nameOf []int32   // index in names of each distinct relocation
+	names  []string
+	index  map[string]int32
+	byName [][]int32 // distinct relocations per name, in order of appearance
+	counts []int     // relocations per name
+}
+
+func newDistinct() *distinct {
+	return &distinct{seen: make(map[reloKey]int32), index: make(map[string]int32)}
+}
+
+// add numbers relocation r, found at ref.
+func (d *distinct) add(ref reloRef, r *Relocation) int32 {
+	k := reloKey{ref.obj, r.TypeID, r.Access, r.Kind}
+	u, ok := d.seen[k]
+	if !ok {
+		u = int32(len(d.reps))
+		d.seen[k] = u
+		d.reps = append(d.reps, ref)
+		name := rawbtf.EssentialName(r.TypeName)
+		n, ok := d.index[name]
 		if !ok {
-			u = len(uniq)
-			seen[rk] = u
-			uniq = append(uniq, ref)
+			n = int32(len(d.names))
+			d.index[name] = n
+			d.names = append(d.names, name)
+			d.byName = append(d.byName, nil)
+			d.counts = append(d.counts, 0)
 		}
-		which[k] = u
+		d.nameOf = append(d.nameOf, n)
+		d.byName[n] = append(d.byName[n], u)
 	}
-	return uniq, which
+	d.counts[d.nameOf[u]]++
+	return u
+}
+
+// refs lists, per name, every relocation numbered in uids (-1: none), in
+// object and relocation order.
+func (d *distinct) refs(uids [][]int32) [][]reloRef {
+	out := make([][]reloRef, len(d.names))
+	for n, c := range d.counts {
+		out[n] = make([]reloRef, 0, c)
+	}
+	for i := range uids {
+		for j, u := range uids[i] {
+			if u >= 0 {
+				n := d.nameOf[u]
+				out[n] = append(out[n], reloRef{i, j})
+			}
+		}
+	}
+	return out
 }
 
 // candidates lists, for each of names, the target types whose essential
