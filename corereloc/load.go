@@ -278,8 +278,10 @@ func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbt
 		p += int(n * coreReloSize)
 	}
 	relos := make([]Relocation, 0, total)
-	// The same access recurs in many programs: parse each string once.
+	// The same access and type recur in many programs: parse each access
+	// string and look up each type's name once.
 	accessors := make(map[uint32]parsedAccess)
+	typeNames := make(map[rawbtf.TypeID]string)
 	var order []int32
 	for p := 4; p < len(sub); {
 		secName, err := spec.String(bo.Uint32(sub[p:]))
@@ -303,7 +305,7 @@ func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbt
 		})
 		for _, i := range order {
 			at := int(i) * coreReloSize
-			r, err := parseRelo(name, secName, recs[at:at+coreReloSize], bo, spec, accessors)
+			r, err := parseRelo(name, secName, recs[at:at+coreReloSize], bo, spec, accessors, typeNames)
 			if err != nil {
 				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
 			}
@@ -321,8 +323,9 @@ type parsedAccess struct {
 }
 
 // parseRelo reads one bpf_core_relo record. accessors caches access
-// strings by offset; relocations share the cached indices, read-only.
-func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec, accessors map[uint32]parsedAccess) (Relocation, error) {
+// strings by offset, relocations share the cached indices, read-only;
+// typeNames caches local type names.
+func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec, accessors map[uint32]parsedAccess, typeNames map[rawbtf.TypeID]string) (Relocation, error) {
 	r := Relocation{
 		Object:  obj,
 		Section: sec,
@@ -336,14 +339,19 @@ func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec
 	if r.InsnOff%8 != 0 {
 		return r, fmt.Errorf("instruction offset %d not a multiple of 8", r.InsnOff)
 	}
-	t, err := spec.Type(r.TypeID)
-	if err != nil {
-		return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
+	var ok bool
+	if r.TypeName, ok = typeNames[r.TypeID]; !ok {
+		t, err := spec.Type(r.TypeID)
+		if err != nil {
+			return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
+		}
+		r.TypeName = t.Name
+		typeNames[r.TypeID] = t.Name
 	}
-	r.TypeName = t.Name
 	off := bo.Uint32(b[8:])
 	a, ok := accessors[off]
 	if !ok {
+		var err error
 		a.s, err = spec.String(off)
 		if err != nil {
 			return r, fmt.Errorf("instruction %d: access string: %w", r.InsnOff, err)

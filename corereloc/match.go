@@ -167,7 +167,8 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			}
 		}
 	}
-	refsByName := d.refs(uids)
+	res.numberPrograms()
+	refsByName := d.refs(uids, res.progs)
 	order := make([]int, len(d.names))
 	for n := range order {
 		order[n] = n
@@ -178,7 +179,6 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		names[k] = d.names[n]
 	}
 
-	res.numberPrograms()
 	res.marks = newMarks()
 	w := &walker{targets: targets}
 	allCands := candidates(targets, names)
@@ -221,9 +221,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				res.marks.merge(logs)
 			}
 		}
-		res.score(refs, cands, func(k, ci int) candResult {
-			return table[uids[refs[k].obj][refs[k].idx]][ci]
-		})
+		res.score(refs, cands, func(k, ci int) candResult { return table[refs[k].uid][ci] })
 	}
 	res.failPrograms()
 	return res, nil
@@ -292,8 +290,9 @@ type reloKey struct {
 // the essential name of their local type.
 type distinct struct {
 	seen   map[reloKey]int32
-	reps   []reloRef // a representative of each distinct relocation
-	nameOf []int32   // index in names of each distinct relocation
+	reps   []reloRef       // a representative of each distinct relocation
+	typ    []rawbtf.TypeID // local type of each distinct relocation
+	nameOf []int32         // index in names of each distinct relocation
 	names  []string
 	index  map[string]int32
 	byName [][]int32 // distinct relocations per name, in order of appearance
@@ -312,6 +311,7 @@ func (d *distinct) add(ref reloRef, r *Relocation) int32 {
 		u = int32(len(d.reps))
 		d.seen[k] = u
 		d.reps = append(d.reps, ref)
+		d.typ = append(d.typ, r.TypeID)
 		name := rawbtf.EssentialName(r.TypeName)
 		n, ok := d.index[name]
 		if !ok {
@@ -328,18 +328,27 @@ func (d *distinct) add(ref reloRef, r *Relocation) int32 {
 	return u
 }
 
+// numbered is a relocation with its distinct number and its function (see
+// Result.progs): what scoring reads, packed so that it does not reach
+// into the relocations.
+type numbered struct {
+	reloRef
+	uid, prog int32
+	typ       rawbtf.TypeID // local type
+}
+
 // refs lists, per name, every relocation numbered in uids (-1: none), in
 // object and relocation order.
-func (d *distinct) refs(uids [][]int32) [][]reloRef {
-	out := make([][]reloRef, len(d.names))
+func (d *distinct) refs(uids, progs [][]int32) [][]numbered {
+	out := make([][]numbered, len(d.names))
 	for n, c := range d.counts {
-		out[n] = make([]reloRef, 0, c)
+		out[n] = make([]numbered, 0, c)
 	}
 	for i := range uids {
 		for j, u := range uids[i] {
 			if u >= 0 {
 				n := d.nameOf[u]
-				out[n] = append(out[n], reloRef{i, j})
+				out[n] = append(out[n], numbered{reloRef{i, j}, u, progs[i][j], d.typ[u]})
 			}
 		}
 	}
@@ -367,8 +376,9 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 // together, the candidate with the fewest misses (coreCalculateFixups).
 // cilium/ebpf groups by local type within one program, after linking the
 // subprograms it calls into it; here a group is one function's
-// relocations, subprograms on their own. result(k, ci) is the result of refs[k] on cands[ci].
-func (res *Result) score(refs []reloRef, cands []key, result func(k, ci int) candResult) {
+// relocations, subprograms on their own. result(k, ci) is the result of
+// refs[k] on cands[ci].
+func (res *Result) score(refs []numbered, cands []key, result func(k, ci int) candResult) {
 	type groupKey struct {
 		obj, prog int32
 		typ       rawbtf.TypeID
@@ -379,8 +389,7 @@ func (res *Result) score(refs []reloRef, cands []key, result func(k, ci int) can
 	var groups [][]int
 	last, cur := groupKey{obj: -1}, -1
 	for k, ref := range refs {
-		r := &res.Objects[ref.obj].Relocations[ref.idx]
-		g := groupKey{int32(ref.obj), res.progs[ref.obj][ref.idx], r.TypeID}
+		g := groupKey{int32(ref.obj), ref.prog, ref.typ}
 		if g != last {
 			i, ok := index[g]
 			if !ok {
