@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Options tune Read. A nil *Options means the defaults.
@@ -47,12 +47,12 @@ func (o *Options) workers() int {
 
 // keep tells whether a key passes the filters; parts of the key still
 // unknown pass, to be checked again once the file is read.
-func (o *Options) keep(k Key) bool {
+func (o *Options) keep(k kernelkey.Key) bool {
 	if o == nil {
 		return true
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
-		n, ok := btfruntime.NormalizeArch(a)
+		n, ok := kernelkey.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
 		return false
@@ -119,7 +119,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 		}()
 
 		strict := opts != nil && opts.Strict
-		seen := map[Key]string{}
+		seen := map[kernelkey.Key]string{}
 		for i := range entries {
 			var r result
 			select {
@@ -217,7 +217,7 @@ func readRawBTF(name string, data []byte) ([]byte, error) {
 
 // completeKey fills the parts of a key the path did not give from what the
 // contents tell. Distro and version are taken together or not at all.
-func completeKey(k, from Key) Key {
+func completeKey(k, from kernelkey.Key) kernelkey.Key {
 	if k.Arch == "" {
 		k.Arch = from.Arch
 	}
