@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -68,19 +69,42 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxMemory(maxDecompressed))
 })
 
+// xzReaders keeps xz decoders for reuse: each holds its dictionary (8 MiB
+// for BTFHub's archives), which a new decoder would allocate and fault in
+// again for every kernel.
+var xzReaders sync.Pool
+
+// newXZReader returns a decoder of r from the pool, or a new one. Return it
+// with xzReaders.Put once read.
+func newXZReader(r io.Reader) (*xz.Reader, error) {
+	if xr, ok := xzReaders.Get().(*xz.Reader); ok {
+		if err := xr.Reset(r); err != nil {
+			return nil, err
+		}
+		return xr, nil
+	}
+	return xz.NewReader(r, 0)
+}
+
 // decompress decodes one whole compressed stream in the given format.
 // sizeHint, when positive, presizes the output. Bytes after the end of the
 // stream are ignored for xz, gzip and lzma; zstd and lz4 take the input as
 // exactly their frames.
 func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
-	out := bytes.NewBuffer(make([]byte, 0, min(max(sizeHint, 0), maxDecompressed)))
+	if format == formatXZ && sizeHint <= 0 {
+		if n, ok := xzSize(data); ok {
+			sizeHint = int(n)
+		}
+	}
+	out := make([]byte, 0, min(max(sizeHint, 0), maxDecompressed))
 	var r io.Reader
 	switch format {
 	case formatXZ:
-		xr, err := xz.NewReader(bytes.NewReader(data), 0)
+		xr, err := newXZReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, formatError(formatXZ, err)
 		}
+		defer xzReaders.Put(xr)
 		xr.Multistream(false)
 		r = xr
 	case formatZstd:
@@ -88,7 +112,7 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		if err != nil {
 			return nil, formatError(formatZstd, err)
 		}
-		b, err := d.DecodeAll(data, out.Bytes())
+		b, err := d.DecodeAll(data, out)
 		if err != nil {
 			return nil, formatError(formatZstd, err)
 		}
@@ -101,7 +125,7 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		gr.Multistream(false)
 		r = gr
 	case formatLZ4Legacy:
-		return decompressLZ4Legacy(data, out.Bytes())
+		return decompressLZ4Legacy(data, out)
 	case formatLZ4:
 		r = lz4.NewReader(bytes.NewReader(data))
 	case formatBzip2:
@@ -113,18 +137,44 @@ func decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		}
 		r = lr
 	case formatLZO:
-		return decompressLZOP(data, out.Bytes())
+		return decompressLZOP(data, out)
 	default:
 		return nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
 	}
-	n, err := out.ReadFrom(io.LimitReader(r, maxDecompressed+1))
+	b, err := readAll(out, io.LimitReader(r, maxDecompressed+1))
 	if err != nil {
 		return nil, formatError(format, err)
 	}
-	if n > maxDecompressed {
+	if len(b) > maxDecompressed {
 		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, maxDecompressed)
 	}
-	return out.Bytes(), nil
+	return b, nil
+}
+
+// readAll appends what r yields to out until r ends. It fills out's
+// spare capacity first and grows it only when full, so a right size hint
+// means one allocation and no copy (bytes.Buffer.ReadFrom grows whenever
+// fewer than 512 bytes are spare, copying everything at the very end).
+func readAll(out []byte, r io.Reader) ([]byte, error) {
+	var probe [1]byte
+	for {
+		var n int
+		var err error
+		if len(out) == cap(out) {
+			// Full: grow only if there is more.
+			n, err = r.Read(probe[:])
+			out = append(out, probe[:n]...)
+		} else {
+			n, err = r.Read(out[len(out):cap(out)])
+			out = out[:len(out)+n]
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // lz4LegacyBlock is the uncompressed size of every block but the last in
