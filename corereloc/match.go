@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -46,9 +48,9 @@ func (s Status) String() string {
 
 // TypeRef names a target type.
 type TypeRef struct {
-	Target int // index in the targets given to Match
-	ID     rawbtf.TypeID
-	Kind   rawbtf.Kind
+	Target int        // index in the targets given to Match
+	ID     btf.TypeID // in that target's BTF
+	Kind   string     // BTF kind name: "struct", "enum", "typedef", ...
 	Name   string
 }
 
@@ -67,11 +69,11 @@ type Outcome struct {
 // (vmlinux and modules), and what of the kernel's BTF they need.
 type Result struct {
 	Objects []*Object
-	Targets []*rawbtf.Spec
 	// Outcomes[i][j] is the outcome of Objects[i].Relocations[j].
 	Outcomes [][]Outcome
 
-	marks marks
+	targets []*rawbtf.Spec
+	marks   marks
 	// progs[i][j] numbers the function (section and program) of
 	// Objects[i].Relocations[j] within the object: groups are per function.
 	progs [][]int32
@@ -119,10 +121,20 @@ type candResult struct {
 // is for unusable targets.
 //
 // Besides outcomes, Match records what of the targets the relocations
-// depend on: every candidate that fits at least one relocation, and the
-// types, members and enumerators each computation read. Minimize builds
-// the BTF from that.
-func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
+// depend on: every candidate that fits at least one relocation and is not
+// dominated by another (see dominated), and the types, members and
+// enumerators each computation read, for cilium/ebpf's and libbpf's way
+// of computing it. Minimize builds the BTF from that.
+func Match(objs []*Object, targets []*Target) (*Result, error) {
+	specs := make([]*rawbtf.Spec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.spec
+	}
+	return match(objs, specs)
+}
+
+// match is Match on parsed BTF.
+func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("no target BTF")
 	}
@@ -135,7 +147,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		}
 	}
 	bo := targets[0].ByteOrder()
-	res := &Result{Objects: objs, Targets: targets, Outcomes: make([][]Outcome, len(objs))}
+	res := &Result{Objects: objs, targets: targets, Outcomes: make([][]Outcome, len(objs))}
 	// Big objects inline the same access into hundreds of programs: each
 	// distinct relocation (object, local type, access, kind) gets a number
 	// and is computed once per candidate; relocations are grouped by the
@@ -190,13 +202,14 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for _, u := range uniq {
 			table[u] = make([]candResult, len(cands))
 		}
+		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
 			for _, u := range uniq {
 				ref := d.reps[u]
 				r := &objs[ref.obj].Relocations[ref.idx]
-				w.local = objs[ref.obj].BTF
+				w.local = objs[ref.obj].btf
 				w.log = w.log[:0]
 				cand, err := w.typ(c.spec, c.id)
 				var f fixup
@@ -218,6 +231,15 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				}
 			}
 			if keep {
+				fitLogs[ci] = logs
+			}
+		}
+		rows := make([][]candResult, len(uniq))
+		for i, u := range uniq {
+			rows[i] = table[u]
+		}
+		for ci, logs := range fitLogs {
+			if logs != nil && !dominated(rows, ci) {
 				res.marks.merge(logs)
 			}
 		}
@@ -225,6 +247,51 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	}
 	res.failPrograms()
 	return res, nil
+}
+
+// dominated reports whether another candidate decides every relocation
+// that candidate ci fits the same way, and every one ci misses either the
+// same way or by fitting it. Such a candidate changes no decision:
+//   - cilium/ebpf: in each group ci scores no better than its dominator;
+//     where it scores the same, both fit the same relocations with the same
+//     fixups and miss the others alike, so the tie agrees.
+//   - libbpf: every relocation ci fits, its dominator fits alike, so the
+//     fitting candidates still agree, and narrowing the candidate list to
+//     those that fit a relocation drops ci whenever it drops the dominator.
+//
+// Of candidates that decide everything alike, the first one is kept. A
+// candidate with an error anywhere is never dropped nor a dominator.
+func dominated(table [][]candResult, ci int) bool {
+	if len(table) == 0 {
+		return false
+	}
+	for cj := range table[0] {
+		if cj == ci {
+			continue
+		}
+		dominates, alike := true, true
+		for _, row := range table {
+			c, d := row[ci], row[cj]
+			if c.err != nil || d.err != nil {
+				return false
+			}
+			switch {
+			case c.fix == d.fix:
+			case c.fix.failed() && !d.fix.failed():
+				alike = false // cj fits where ci misses
+			default:
+				dominates = false
+			}
+			if !dominates {
+				break
+			}
+		}
+		// Alike candidates dominate each other: keep the first.
+		if dominates && (!alike || cj < ci) {
+			return true
+		}
+	}
+	return false
 }
 
 // numberPrograms fills res.progs. A function's relocations are adjacent,
@@ -420,8 +487,8 @@ func (res *Result) score(refs []numbered, cands []key, result func(k, ci int) ca
 			})
 		default:
 			c := cands[best]
-			t, _ := res.Targets[c.spec].Type(c.id)
-			ref := TypeRef{Target: c.spec, ID: c.id, Kind: t.Kind, Name: t.Name}
+			t, _ := res.targets[c.spec].Type(c.id)
+			ref := TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
 			set(func(k int) Outcome {
 				f := result(k, best).fix
 				st := Resolved

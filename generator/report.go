@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -41,6 +42,9 @@ type KernelReport struct {
 	Distro  string `json:"distro,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path"`
+	// Objects are the objects checked against this kernel and embedded
+	// for it: those that pair with its architecture.
+	Objects []string `json:"objects"`
 	// Types and Bytes describe the minimized vmlinux BTF.
 	Types   int            `json:"types"`
 	Bytes   int            `json:"bytes"`
@@ -84,9 +88,10 @@ type Skipped struct {
 func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
 	kr := KernelReport{
 		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
-		Path:  k.Path,
-		Types: int(min.NextID() - 1),
-		Bytes: len(min.Raw()),
+		Path:    k.Path,
+		Objects: o.names,
+		Types:   int(min.NextID() - 1),
+		Bytes:   len(min.Raw()),
 	}
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
@@ -124,12 +129,9 @@ func statusWord(out corereloc.Outcome) string {
 	return out.Status.String()
 }
 
+// key spells the kernel as everything else does (kernelkey.Key.String).
 func (kr *KernelReport) key() string {
-	s := kr.Arch + "/" + kr.Release
-	if kr.Distro != "" {
-		s = kr.Distro + "/" + kr.Version + "/" + s
-	}
-	return s
+	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -186,7 +188,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			u := f.rel
 			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
 				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
-				len(f.kernels), len(r.Kernels), abbreviate(f.kernels, 4))
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4))
 			if u.Reason != "" {
 				fmt.Fprintf(w, ": %s", u.Reason)
 			}
@@ -206,6 +208,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkedOn counts the kernels an object was checked against: those of
+// the architectures it pairs with.
+func (r *Report) checkedOn(object string) int {
+	n := 0
+	for _, k := range r.Kernels {
+		if slices.Contains(k.Objects, object) {
+			n++
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {

@@ -61,7 +61,7 @@ objs="$root/testdata/objects/*-el.o $root/corereloc/testdata/*-el.o"
 objs="$objs $cilium/btf/testdata/relocs-el.elf $cilium/btf/testdata/relocs_enum-el.elf"
 objs="$objs $cilium/btf/testdata/relocs_read-el.elf $cilium/btf/testdata/relocs_read_tgt-el.elf"
 objs="$objs $cilium/btf/testdata/tags-el.elf $cilium/testdata/errors-el.elf"
-objs="$objs $cilium/testdata/manyprogs-el.elf $root/examples/execsnoop/bpf/execsnoop_bpfel.o"
+objs="$objs $cilium/testdata/manyprogs-el.elf $root/examples/execsnoop/bpf_x86_bpfel.o"
 # shellcheck disable=SC2086
 objs=$(ls $objs)
 

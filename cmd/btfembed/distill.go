@@ -53,7 +53,11 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("distill: %w", err)
 	}
-	distBase, newSplit, err := distill.Distill(split)
+	vmlinux, err := distill.NewBase(base.Raw())
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", *basePath, err)
+	}
+	distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
 	if err != nil {
 		return fmt.Errorf("distill: %s: %w", modPath, err)
 	}
@@ -106,7 +110,11 @@ func moduleOver(m *corpus.File, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, e
 	if err != nil {
 		return nil, fmt.Errorf(".BTF over .BTF.base: %w", err)
 	}
-	raw, err := distill.Relocate(own, base, &distill.RelocateOptions{LayoutCompatible: layout})
+	newBase, err := distill.NewBase(base.Raw())
+	if err != nil {
+		return nil, err
+	}
+	raw, err := distill.Relocate(own.Raw(), ownBase.Raw(), newBase, &distill.RelocateOptions{LayoutCompatible: layout})
 	if err != nil {
 		return nil, fmt.Errorf("relocate onto -B: %w", err)
 	}
@@ -153,7 +161,11 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("relocate: %w", err)
 	}
-	out, err := distill.Relocate(split, newBase, &distill.RelocateOptions{LayoutCompatible: *layout})
+	target, err := distill.NewBase(newBase.Raw())
+	if err != nil {
+		return fmt.Errorf("relocate: %s: %w", *basePath, err)
+	}
+	out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
 	var ue *distill.UnmappedError
 	if errors.As(err, &ue) {
 		for _, u := range ue.Types {
@@ -182,15 +194,15 @@ func parseDistillFlags(fs *flag.FlagSet, args []string, n int) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usagef("%v", err)
 	}
 	if fs.Lookup("B").Value.String() == "" {
 		fs.Usage()
-		return fmt.Errorf("%w: -B is required", errUsage)
+		return usagef("-B is required")
 	}
 	if fs.NArg() != n {
 		fs.Usage()
-		return fmt.Errorf("%w: want %d arguments, got %d", errUsage, n, fs.NArg())
+		return usagef("want %d arguments, got %d", n, fs.NArg())
 	}
 	return nil
 }

@@ -46,11 +46,11 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("min: %w: %v", errUsage, err)
+		return usagef("min: %v", err)
 	}
 	if fs.NArg() < 3 {
 		fs.Usage()
-		return fmt.Errorf("min: %w: want <kernel-btf>, <out.btf> and at least one object", errUsage)
+		return usagef("min: want <kernel-btf>, <out.btf> and at least one object")
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 
@@ -58,19 +58,19 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
-	var targets []*rawbtf.Spec
+	var targets []*corereloc.Target
 	if *base != "" {
-		b, err := readBTF(*base, nil)
+		b, err := readTarget(*base, nil)
 		if err != nil {
 			return fmt.Errorf("min: %w", err)
 		}
 		targets = append(targets, b)
 	}
-	var split *rawbtf.Spec
+	var split *corereloc.Target
 	if len(targets) > 0 {
 		split = targets[0]
 	}
-	k, err := readBTF(kernelPath, split)
+	k, err := readTarget(kernelPath, split)
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
@@ -112,4 +112,18 @@ func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return spec, nil
+}
+
+// readTarget reads the BTF of a file in any form package corpus reads, for
+// Match, split over base if not nil.
+func readTarget(path string, base *corereloc.Target) (*corereloc.Target, error) {
+	f, err := corpus.ReadBTF(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := corereloc.NewTarget(f.BTF, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/btfembed/btfembed/internal/extract"
 )
 
 // hubFiles lists the archives of testCorpus.
@@ -51,7 +53,7 @@ func BenchmarkRead(b *testing.B) {
 				// conditions, for its share of the end-to-end time.
 				t = time.Now()
 				for _, f := range files {
-					if _, err := decompress(f, formatXZ, 0); err != nil {
+					if _, err := extract.Decompress(f, extract.FormatXZ, 0); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -60,7 +62,7 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(n)/read.Seconds(), "kernels/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/kernel")
 			if workers == 1 {
-				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%decompress")
+				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%extract.Decompress")
 			}
 		})
 	}
@@ -81,7 +83,7 @@ func BenchmarkXZ(b *testing.B) {
 	for b.Loop() {
 		for _, f := range files {
 			cpu0 := processCPU(b)
-			if _, err := decompress(f, formatXZ, 0); err != nil {
+			if _, err := extract.Decompress(f, extract.FormatXZ, 0); err != nil {
 				b.Fatal(err)
 			}
 			goCPU += processCPU(b) - cpu0

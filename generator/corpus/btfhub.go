@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/btfembed/btfembed/internal/extract"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
@@ -18,7 +20,7 @@ const btfhubSuffix = ".btf.tar.xz"
 // readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
 // compressed tar holding one regular member <release>.btf.
 func readBTFHub(data []byte) ([]byte, error) {
-	tarball, err := decompress(data, formatXZ, 0)
+	tarball, err := extract.Decompress(data, extract.FormatXZ, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func readBTFHub(data []byte) ([]byte, error) {
 }
 
 // isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
-func isTar(data []byte) bool { return hasPrefixAt(data, 257, []byte("ustar")) }
+func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
 
 // tarMemberBTF returns the first regular member of a tarball whose name ends
 // in .btf.
@@ -45,7 +47,7 @@ func tarMemberBTF(tarball []byte) ([]byte, error) {
 		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
 			continue
 		}
-		if h.Size > maxDecompressed {
+		if h.Size > extract.MaxDecompressed {
 			return nil, fmt.Errorf("tar member %s: %d bytes is too large", h.Name, h.Size)
 		}
 		b := make([]byte, h.Size)

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	uxz "github.com/ulikunitz/xz"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // testCorpus is the BTFHub-layout corpus the project ships.
@@ -207,7 +209,7 @@ func hubFile(tb testing.TB, k kernelkey.Key) []byte {
 
 // unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
 func unxzNoTB(data []byte) []byte {
-	b, err := decompress(data, formatXZ, 0)
+	b, err := extract.Decompress(data, extract.FormatXZ, 0)
 	if err != nil {
 		panic(err)
 	}

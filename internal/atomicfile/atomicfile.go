@@ -20,10 +20,59 @@ func WriteFile(path string, data []byte) error {
 // and renamed over path only when fn and every step succeed. On any error
 // the temporary file is removed and a file already at path is left as it
 // was. Errors name path.
-func Write(path string, fn func(io.Writer) error) (err error) {
+func Write(path string, fn func(io.Writer) error) error {
+	tmp, err := writeTemp(path, fn)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// File is one file of WriteFiles.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// WriteFiles replaces several files together: all are written to
+// temporary files first, and only when every one is written are they
+// renamed into place, in order. A failure before the renames leaves every
+// path as it was.
+func WriteFiles(files []File) error {
+	var tmps []string
+	defer func() {
+		for _, t := range tmps {
+			os.Remove(t) // after a rename there is nothing left to remove
+		}
+	}()
+	for _, f := range files {
+		tmp, err := writeTemp(f.Path, func(w io.Writer) error {
+			_, err := w.Write(f.Data)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		tmps = append(tmps, tmp)
+	}
+	for i, f := range files {
+		if err := os.Rename(tmps[i], f.Path); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// writeTemp writes what fn writes to a synced 0644 temporary file beside
+// path and returns its name; on error it leaves nothing behind.
+func writeTemp(path string, fn func(io.Writer) error) (_ string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -33,16 +82,16 @@ func Write(path string, fn func(io.Writer) error) (err error) {
 		}
 	}()
 	if err := fn(f); err != nil {
-		return err
+		return "", err
 	}
 	if err := f.Chmod(0o644); err != nil {
-		return err
+		return "", err
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return "", err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return "", err
 	}
-	return os.Rename(f.Name(), path)
+	return f.Name(), nil
 }
