@@ -243,7 +243,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				res.marks.merge(logs)
 			}
 		}
-		res.score(refs, cands, func(k, ci int) candResult { return table[refs[k].uid][ci] })
+		res.score(refs, cands, table)
 	}
 	res.failPrograms()
 	return res, nil
@@ -443,9 +443,9 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 // together, the candidate with the fewest misses (coreCalculateFixups).
 // cilium/ebpf groups by local type within one program, after linking the
 // subprograms it calls into it; here a group is one function's
-// relocations, subprograms on their own. result(k, ci) is the result of
-// refs[k] on cands[ci].
-func (res *Result) score(refs []numbered, cands []key, result func(k, ci int) candResult) {
+// relocations, subprograms on their own. table[refs[k].uid][ci] is the
+// result of refs[k] on cands[ci].
+func (res *Result) score(refs []numbered, cands []key, table [][]candResult) {
 	type groupKey struct {
 		obj, prog int32
 		typ       rawbtf.TypeID
@@ -469,46 +469,48 @@ func (res *Result) score(refs []numbered, cands []key, result func(k, ci int) ca
 		groups[cur] = append(groups[cur], k)
 	}
 	for _, members := range groups {
-		set := func(fn func(k int) Outcome) {
-			for _, k := range members {
-				res.Outcomes[refs[k].obj][refs[k].idx] = fn(k)
-			}
+		best, bestScore, err := pickBest(members, refs, cands, table)
+		var cand TypeRef
+		if err == nil && best >= 0 {
+			cand = res.typeRef(cands[best])
 		}
-		best, bestScore, err := pickBest(members, cands, result)
-		switch {
-		case errors.Is(err, ErrAmbiguous):
-			set(func(int) Outcome { return Outcome{Status: Ambiguous, Err: err} })
-		case err != nil:
-			set(func(int) Outcome { return Outcome{Status: Failed, Err: err} })
-		case best < 0 || bestScore == len(members):
-			set(func(k int) Outcome {
-				f := missing(res.Objects[refs[k].obj].Relocations[refs[k].idx].Kind)
-				return Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
-			})
-		default:
-			c := cands[best]
-			t, _ := res.targets[c.spec].Type(c.id)
-			ref := TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
-			set(func(k int) Outcome {
-				f := result(k, best).fix
+		for _, k := range members {
+			ref := refs[k]
+			out := &res.Outcomes[ref.obj][ref.idx]
+			switch {
+			case errors.Is(err, ErrAmbiguous):
+				*out = Outcome{Status: Ambiguous, Err: err}
+			case err != nil:
+				*out = Outcome{Status: Failed, Err: err}
+			case best < 0 || bestScore == len(members):
+				f := missing(res.Objects[ref.obj].Relocations[ref.idx].Kind)
+				*out = Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
+			default:
+				f := table[ref.uid][best].fix
 				st := Resolved
 				if f.failed() {
 					st = Missing
 				}
-				return Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: ref}
-			})
+				*out = Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: cand}
+			}
 		}
 	}
 }
 
+// typeRef describes target type c.
+func (res *Result) typeRef(c key) TypeRef {
+	t, _ := res.targets[c.spec].Type(c.id)
+	return TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
+}
+
 // pickBest returns the index of the winning candidate for one group and
 // its score, -1 if none fits any relocation.
-func pickBest(members []int, cands []key, result func(k, ci int) candResult) (int, int, error) {
+func pickBest(members []int, refs []numbered, cands []key, table [][]candResult) (int, int, error) {
 	best, bestScore := -1, len(members)
 	for ci := range cands {
 		score := 0
 		for _, k := range members {
-			cr := result(k, ci)
+			cr := table[refs[k].uid][ci]
 			if cr.err != nil {
 				return -1, 0, cr.err
 			}
@@ -522,7 +524,7 @@ func pickBest(members []int, cands []key, result func(k, ci int) candResult) (in
 			best, bestScore = ci, score
 		case best >= 0:
 			for _, k := range members {
-				a, b := result(k, best).fix, result(k, ci).fix
+				a, b := table[refs[k].uid][best].fix, table[refs[k].uid][ci].fix
 				if a.local != b.local || a.target != b.target {
 					return -1, 0, fmt.Errorf("%v: multiple types match: %w", a.kind, ErrAmbiguous)
 				}
