@@ -345,12 +345,15 @@ func (res *Result) failPrograms() {
 	}
 }
 
-// reloKey is what a relocation's result on a candidate depends on.
+// reloKey is what a relocation's result on a candidate depends on: its
+// object, local type, kind and access. Load gives every relocation of an
+// object with the same access string offset the same parsed accessor, so
+// its address stands for the access without hashing the string.
 type reloKey struct {
 	obj    int
 	typ    rawbtf.TypeID
-	access string
 	kind   Kind
+	access *int
 }
 
 // distinct numbers the distinct relocations of a Match and groups them by
@@ -372,7 +375,7 @@ func newDistinct() *distinct {
 
 // add numbers relocation r, found at ref.
 func (d *distinct) add(ref reloRef, r *Relocation) int32 {
-	k := reloKey{ref.obj, r.TypeID, r.Access, r.Kind}
+	k := reloKey{ref.obj, r.TypeID, r.Kind, &r.accessor[0]}
 	u, ok := d.seen[k]
 	if !ok {
 		u = int32(len(d.reps))
