@@ -174,7 +174,7 @@ func TestReportCountsPairedKernels(t *testing.T) {
 		{Arch: "arm64", Release: "c", Objects: []string{"bpf_arm64_bpfel.o"}},
 	}}
 	var b strings.Builder
-	if err := r.WriteTable(&b); err != nil {
+	if err := r.WriteTable(&b, &TableOptions{Verbose: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "poisoned on 1/2 kernels") {

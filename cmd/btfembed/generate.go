@@ -38,8 +38,12 @@ into one kernelbtf.go for all kernels instead, each still checked only
 against the kernels it pairs with.
 
 Every kernel's result is checked against cilium/ebpf's relocation of the
-full BTF before it is embedded. Relocations that do not resolve on some
-kernels are listed at the end (and in -report).
+full BTF before it is embedded. The report at the end predicts, for every
+program and kernel, whether the program loads: whether the verifier will
+reach an instruction that CO-RE poisoned there (-v also lists the guarded
+ones, and every relocation that does not resolve somewhere; -report has
+it all as JSON). -fail-on-unloadable turns a program predicted to fail
+into a failed run, for CI.
 
 Subcommands:
 %s
@@ -59,6 +63,10 @@ type generateFlags struct {
 	strict  bool
 	report  string
 	quiet   bool
+	verbose bool
+	// failOnUnloadable fails the run when a program is predicted to fail
+	// to load on some kernel, for CI.
+	failOnUnloadable bool
 }
 
 type stringList []string
@@ -90,8 +98,10 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.kernels, "kernels", "", "only kernel releases matching this `glob` (\"6.1.*\")")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "kernels processed at once")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
-	fs.StringVar(&f.report, "report", "", "write the coverage report as JSON to `file`")
+	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
+	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
+	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
 	return fs
 }
 
@@ -246,13 +256,16 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if !f.quiet {
-		if err := res.Report.WriteTable(stdout); err != nil {
+		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {
 			return err
 		}
 	}
 	r := res.Report
 	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
 		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), strings.Join(out.goFiles(), ", "))
+	if f.failOnUnloadable {
+		return r.CheckLoadable()
+	}
 	return nil
 }
 
