@@ -58,7 +58,7 @@ type kernelResult struct {
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
+	vmlinux, err := k.Target()
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}

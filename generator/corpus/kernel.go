@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -18,6 +19,18 @@ type Kernel struct {
 	VMLinux []byte
 	// Modules are sorted by name.
 	Modules []Module
+
+	target *corereloc.Target // VMLinux parsed, when Read parsed it
+}
+
+// Target returns VMLinux parsed for corereloc. For a kernel from Read it
+// is the parse that checked the BTF while reading, so that a kernel's BTF
+// is parsed once from corpus to minimization.
+func (k *Kernel) Target() (*corereloc.Target, error) {
+	if k.target != nil {
+		return k.target, nil
+	}
+	return corereloc.NewTarget(k.VMLinux, nil)
 }
 
 // Module is the BTF of one kernel module.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -161,24 +162,30 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	k, spec, err := readKernelFile(e)
+	k, err := readKernelFile(e)
 	if err != nil {
 		return nil, []error{&KernelError{Path: e.path, Err: err}}
 	}
 	if e.modulesDir == "" || (opts != nil && opts.NoModules) || !opts.keep(k.Key) {
 		return k, nil
 	}
+	// Modules are checked as split BTF over this parse.
+	spec, err := extract.ParseBTF(k.VMLinux, nil)
+	if err != nil {
+		return nil, []error{&KernelError{Path: e.path, Err: err}}
+	}
 	mods, errs := readModulesDir(e.modulesDir, spec, opts.workers())
 	k.Modules = mods
 	return k, errs
 }
 
-// readKernelFile reads the vmlinux BTF of one corpus file and completes its
-// key from the file's contents.
-func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
+// readKernelFile reads the vmlinux BTF of one corpus file, checks it by
+// parsing it for corereloc (Kernel.Target hands that parse on) and
+// completes its key from the file's contents.
+func readKernelFile(e entry) (*Kernel, error) {
 	data, err := os.ReadFile(e.path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	k := &Kernel{Key: e.key, Path: e.path}
 	switch e.kind {
@@ -193,16 +200,15 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 		k.Key = completeKey(k.Key, img.Key())
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	spec, err := extract.ParseBTF(k.VMLinux, nil)
-	if err != nil {
-		return nil, nil, err
+	if k.target, err = corereloc.NewTarget(k.VMLinux, nil); err != nil {
+		return nil, fmt.Errorf("parse BTF: %w", err)
 	}
 	if k.Key.Arch == "" || k.Key.Release == "" {
-		return nil, nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
+		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
 	}
-	return k, spec, nil
+	return k, nil
 }
 
 // readRawBTF reads raw BTF, compressed as the file name's extension says.

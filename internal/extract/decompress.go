@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -68,19 +69,43 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxMemory(MaxDecompressed))
 })
 
+// xzReaders keeps xz decoders for reuse: each holds its dictionary (8 MiB
+// for BTFHub's archives), which a new decoder would allocate and fault in
+// again for every kernel.
+var xzReaders sync.Pool
+
+// newXZReader returns a decoder of r from the pool, or a new one. Return it
+// with xzReaders.Put once read.
+func newXZReader(r io.Reader) (*xz.Reader, error) {
+	if xr, ok := xzReaders.Get().(*xz.Reader); ok {
+		if err := xr.Reset(r); err != nil {
+			return nil, err
+		}
+		return xr, nil
+	}
+	return xz.NewReader(r, 0)
+}
+
 // Decompress decodes one whole compressed stream in the given format.
-// sizeHint, when positive, presizes the output. Bytes after the end of the
-// stream are ignored for xz, gzip and lzma; zstd and lz4 take the input as
-// exactly their frames.
+// sizeHint, when positive, presizes the output; for xz, without one, the
+// stream's index gives it. Bytes after the end of the stream are ignored
+// for xz, gzip and lzma; zstd and lz4 take the input as exactly their
+// frames.
 func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
-	out := bytes.NewBuffer(make([]byte, 0, min(max(sizeHint, 0), MaxDecompressed)))
+	if format == FormatXZ && sizeHint <= 0 {
+		if n, ok := xzSize(data); ok {
+			sizeHint = int(n)
+		}
+	}
+	out := make([]byte, 0, min(max(sizeHint, 0), MaxDecompressed))
 	var r io.Reader
 	switch format {
 	case FormatXZ:
-		xr, err := xz.NewReader(bytes.NewReader(data), 0)
+		xr, err := newXZReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, FormatError(FormatXZ, err)
 		}
+		defer xzReaders.Put(xr)
 		xr.Multistream(false)
 		r = xr
 	case FormatZstd:
@@ -88,7 +113,7 @@ func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		if err != nil {
 			return nil, FormatError(FormatZstd, err)
 		}
-		b, err := d.DecodeAll(data, out.Bytes())
+		b, err := d.DecodeAll(data, out)
 		if err != nil {
 			return nil, FormatError(FormatZstd, err)
 		}
@@ -101,7 +126,7 @@ func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		gr.Multistream(false)
 		r = gr
 	case FormatLZ4Legacy:
-		return decompressLZ4Legacy(data, out.Bytes())
+		return decompressLZ4Legacy(data, out)
 	case FormatLZ4:
 		r = lz4.NewReader(bytes.NewReader(data))
 	case FormatBzip2:
@@ -113,18 +138,44 @@ func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
 		}
 		r = lr
 	case FormatLZO:
-		return decompressLZOP(data, out.Bytes())
+		return decompressLZOP(data, out)
 	default:
 		return nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
 	}
-	n, err := out.ReadFrom(io.LimitReader(r, MaxDecompressed+1))
+	b, err := readAll(out, io.LimitReader(r, MaxDecompressed+1))
 	if err != nil {
 		return nil, FormatError(format, err)
 	}
-	if n > MaxDecompressed {
+	if len(b) > MaxDecompressed {
 		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, MaxDecompressed)
 	}
-	return out.Bytes(), nil
+	return b, nil
+}
+
+// readAll appends what r yields to out until r ends. It fills out's
+// spare capacity first and grows it only when full, so a right size hint
+// means one allocation and no copy (bytes.Buffer.ReadFrom grows whenever
+// fewer than 512 bytes are spare, copying everything at the very end).
+func readAll(out []byte, r io.Reader) ([]byte, error) {
+	var probe [1]byte
+	for {
+		var n int
+		var err error
+		if len(out) == cap(out) {
+			// Full: grow only if there is more.
+			n, err = r.Read(probe[:])
+			out = append(out, probe[:n]...)
+		} else {
+			n, err = r.Read(out[len(out):cap(out)])
+			out = out[:len(out)+n]
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // lz4LegacyBlock is the uncompressed size of every block but the last in
