@@ -41,6 +41,9 @@ type Result struct {
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
+	// Warnings are problems that did not stop the run, one line each
+	// (an object without CO-RE relocations).
+	Warnings []string
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -57,6 +60,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 	if len(args.Corpus) == 0 {
 		return nil, errors.New("no corpus given")
+	}
+	if err := args.check(); err != nil {
+		return nil, err
 	}
 	objs, err := loadObjects(args.Objects)
 	if err != nil {
@@ -98,7 +104,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		})
 	}
 
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels, Found: progress.Total}
+	removed := filterCount{}
+	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels,
+		Found: progress.Total, Filtered: removed.add}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
@@ -128,7 +136,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, readErr
 	}
 	if len(results) == 0 {
-		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
+		return nil, noKernels(args, removed, len(skipped))
 	}
 
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
@@ -153,7 +161,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()
 	report.Duration = time.Since(start)
-	return &Result{Payload: payload.Bytes(), Report: report}, nil
+	return &Result{Payload: payload.Bytes(), Report: report, Warnings: objectWarnings(objs)}, nil
 }
 
 // Progress is told how many corpus entries there are, then about each as

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,23 +176,33 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
 		return err
 	}
-	// The payload first: a Go file never refers to a payload not there.
-	if err := atomicfile.WriteFile(payloadFile, res.Payload); err != nil {
+	// All outputs are written before any replaces its old version: a bad
+	// -report path or a full disk leaves the previous Go file and payload.
+	var out atomicfile.Set
+	defer out.Abort()
+	if err := out.AddBytes(payloadFile, res.Payload); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(goFile, []byte(src.String())); err != nil {
+	if err := out.AddBytes(goFile, []byte(src.String())); err != nil {
 		return err
 	}
 	if f.report != "" {
-		var b strings.Builder
-		if err := res.Report.WriteJSON(&b); err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(f.report, []byte(b.String())); err != nil {
+		if err := out.Add(f.report, res.Report.WriteJSON); err != nil {
 			return err
 		}
 	}
-	if !f.quiet {
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "btfembed: warning: %s\n", w)
+	}
+	if f.quiet {
+		// Without -q the progress printed these as they came.
+		for _, s := range res.Report.Skipped {
+			fmt.Fprintf(stderr, "btfembed: skipped %s: %s\n", s.Path, s.Error)
+		}
+	} else {
 		if err := res.Report.WriteTable(stdout); err != nil {
 			return err
 		}
@@ -203,7 +214,9 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 }
 
 // commandLine is the invocation recorded in the generated header. Absolute
-// paths are cut to their base name so no host path leaks into the source.
+// paths are cut to their base name so no host path leaks into the source,
+// and an argument with anything but plain path characters is quoted, so
+// none can span lines or end the comment it is written in.
 func commandLine(args []string) string {
 	parts := []string{"btfembed"}
 	for _, a := range args {
@@ -212,9 +225,17 @@ func commandLine(args []string) string {
 		} else if k, v, ok := strings.Cut(a, "="); ok && filepath.IsAbs(v) {
 			a = k + "=" + filepath.Base(v)
 		}
+		if a == "" || strings.ContainsFunc(a, notPlain) {
+			a = strconv.Quote(a)
+		}
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+// notPlain tells the characters that make commandLine quote an argument.
+func notPlain(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./=,:+@%^~", r))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -28,9 +28,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 func main() {
+	cleanupOnSignal()
 	if err := run(os.Stdout, os.Stderr, os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "btfembed:", err)
@@ -68,4 +73,18 @@ func run(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	return runGenerate(stdout, stderr, args)
+}
+
+// cleanupOnSignal makes SIGINT and SIGTERM remove the temporary files of
+// outputs not yet committed (after a commit in progress ends, so outputs
+// are all old or all new) before the process exits as the signal asks.
+func cleanupOnSignal() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		atomicfile.RemoveTemps()
+		fmt.Fprintf(os.Stderr, "btfembed: %v: temporary files removed, outputs unchanged\n", sig)
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	}()
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// entries the walk found and the filters kept, before any is read, so
 	// a caller can show progress against a total.
 	Found func(entries int)
+	// Filtered, if set, is called for every kernel a filter removes, with
+	// the filter's name ("arch", "release" or "distro"), so a caller can
+	// say which filter left nothing.
+	Filtered func(path string, k Key, filter string)
 }
 
 func (o *Options) workers() int {
@@ -47,22 +51,38 @@ func (o *Options) workers() int {
 
 // keep tells whether a key passes the filters; parts of the key still
 // unknown pass, to be checked again once the file is read.
-func (o *Options) keep(k Key) bool {
+func (o *Options) keep(k Key) bool { return o.drop(k) == "" }
+
+// drop names the filter that removes a key, or returns "".
+func (o *Options) drop(k Key) string {
 	if o == nil {
-		return true
+		return ""
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
 		n, ok := btfruntime.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
-		return false
+		return "arch"
 	}
 	if o.Release != "" && k.Release != "" {
 		if ok, err := path.Match(o.Release, k.Release); err != nil || !ok {
-			return false
+			return "release"
 		}
 	}
-	return o.Distro == "" || k.Distro == "" || strings.EqualFold(o.Distro, k.Distro)
+	if o.Distro != "" && k.Distro != "" && !strings.EqualFold(o.Distro, k.Distro) {
+		return "distro"
+	}
+	return ""
+}
+
+// filter tells whether a kernel passes the filters, and reports it to
+// Options.Filtered when it does not.
+func (o *Options) filter(p string, k Key) bool {
+	f := o.drop(k)
+	if f != "" && o.Filtered != nil {
+		o.Filtered(p, k, f)
+	}
+	return f == ""
 }
 
 // Read walks the roots (directories or single files) and yields their
@@ -79,7 +99,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 	return func(yield func(*Kernel, error) bool) {
 		var entries []entry
 		for _, e := range walkCorpus(roots) {
-			if e.err != nil || opts.keep(e.key) {
+			if e.err != nil || opts.filter(e.path, e.key) {
 				entries = append(entries, e)
 			}
 		}
@@ -134,7 +154,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 					return
 				}
 			}
-			if r.k == nil || !opts.keep(r.k.Key) {
+			if r.k == nil || !opts.filter(r.k.Path, r.k.Key) {
 				continue
 			}
 			if prev, dup := seen[r.k.Key]; dup {
