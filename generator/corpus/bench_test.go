@@ -51,7 +51,7 @@ func BenchmarkRead(b *testing.B) {
 				// conditions, for its share of the end-to-end time.
 				t = time.Now()
 				for _, f := range files {
-					if _, err := decompress(f, formatXZ, 0); err != nil {
+					if _, err := decompressT(f, formatXZ); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -75,7 +75,7 @@ func BenchmarkXZ(b *testing.B) {
 		cpu0 := processCPU(b)
 		for b.Loop() {
 			for _, f := range files {
-				if _, err := decompress(f, formatXZ, 0); err != nil {
+				if _, err := decompressT(f, formatXZ); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -34,6 +34,15 @@ func wholeBTF(data []byte) ([]byte, error) {
 	return blob, nil
 }
 
+// rawBTFFile is wholeBTF for a raw BTF file's contents, which must fit
+// maxBTF: what it returns outlives the memory budget's accounting.
+func rawBTFFile(data []byte) ([]byte, error) {
+	if len(data) > maxBTF {
+		return nil, fmt.Errorf("raw BTF of %d bytes, more than %d MiB: %w", len(data), maxBTF>>20, ErrTooLarge)
+	}
+	return wholeBTF(data)
+}
+
 // parseBTF validates raw BTF (split over base when base is not nil) and
 // returns its spec.
 func parseBTF(data []byte, base *rawbtf.Spec) (*rawbtf.Spec, error) {

@@ -16,14 +16,14 @@ func TestDecompress(t *testing.T) {
 			if got := sniffCompression(c); got != format {
 				t.Errorf("sniffed %q", got)
 			}
-			out, err := decompress(c, format, len(btf))
+			out, err := decompressT(c, format)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(out, btf) {
 				t.Error("round trip differs")
 			}
-			if _, err := decompress(c[:len(c)/2], format, 0); err == nil || !strings.HasPrefix(err.Error(), strings.Split(format, "-")[0]) {
+			if _, err := decompressT(c[:len(c)/2], format); err == nil || !strings.HasPrefix(err.Error(), strings.Split(format, "-")[0]) {
 				t.Errorf("truncated stream: error %v, want one starting with the format", err)
 			}
 		})

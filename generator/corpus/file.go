@@ -61,10 +61,11 @@ func fileBTF(data []byte) (*File, error) {
 	// lzma's magic is too weak to trust on a whole file; findImageBTF
 	// finds it where a kernel image's header names it.
 	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
-		inner, err := decompress(data, format, 0)
+		inner, release, err := decompress(data, format, maxImage)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		if isTar(inner) {
 			btf, err := tarMemberBTF(inner)
 			if err != nil {
@@ -83,7 +84,7 @@ func fileBTF(data []byte) (*File, error) {
 		b, _ := findBanner(data)
 		return &File{BTF: e.BTF, Base: e.Base, Key: imageBTF{Arch: e.Arch, Banner: b}.key()}, nil
 	case isRawBTF(data):
-		btf, err := wholeBTF(data)
+		btf, err := rawBTFFile(data)
 		if err != nil {
 			return nil, err
 		}

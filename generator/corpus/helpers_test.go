@@ -206,9 +206,19 @@ func hubFile(tb testing.TB, k Key) []byte {
 
 // unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
 func unxzNoTB(data []byte) []byte {
-	b, err := decompress(data, formatXZ, 0)
+	b, err := decompressT(data, formatXZ)
 	if err != nil {
 		panic(err)
 	}
 	return b
+}
+
+// decompressT decompresses data under the image cap and gives the bytes
+// back to the memory budget at once.
+func decompressT(data []byte, format string) ([]byte, error) {
+	b, release, err := decompress(data, format, maxImage)
+	if err == nil {
+		release()
+	}
+	return b, err
 }

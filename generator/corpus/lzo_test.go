@@ -20,7 +20,7 @@ func TestLZOFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decompress(lzo, sniffCompression(lzo), 0)
+	got, err := decompressT(lzo, sniffCompression(lzo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestLZOWithLzop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := decompress(lzo, formatLZO, 0)
+				got, err := decompressT(lzo, formatLZO)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -33,13 +33,15 @@ func moduleName(file string) (string, bool) {
 // for the caller to choose, not a reading. ReadBTF returns both sections.
 func moduleBTF(file string, data []byte) ([]byte, error) {
 	if format := formatFromExt(file); format != formatNone {
-		var err error
-		if data, err = decompress(data, format, 0); err != nil {
+		inner, release, err := decompress(data, format, maxImage)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
+		data = inner
 	}
 	if !strings.Contains(file, ".ko") {
-		return wholeBTF(data)
+		return rawBTFFile(data)
 	}
 	if !isELF(data) {
 		return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)

@@ -227,12 +227,14 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 // readRawBTF reads raw BTF, compressed as the file name's extension says.
 func readRawBTF(name string, data []byte) ([]byte, error) {
 	if format := formatFromExt(name); format != formatNone {
-		var err error
-		if data, err = decompress(data, format, 0); err != nil {
+		inner, release, err := decompress(data, format, maxImage)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
+		data = inner
 	}
-	return wholeBTF(data)
+	return rawBTFFile(data)
 }
 
 // completeKey fills the parts of a key the path did not give from what the
