@@ -2,11 +2,11 @@ package corpus
 
 import (
 	"encoding/binary"
-	"io"
 	"errors"
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
+	"io"
 )
 
 // LZO is the one payload compression without a maintained pure-Go decoder
