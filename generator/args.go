@@ -8,8 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/btfembed/btfembed/generator/corpus"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // check refuses arguments that would otherwise quietly select less than
@@ -22,7 +21,7 @@ func (args *Args) check() error {
 		}
 	}
 	for _, a := range args.Arch {
-		if _, ok := btfruntime.NormalizeArch(a); !ok {
+		if _, ok := kernelkey.NormalizeArch(a); !ok {
 			return fmt.Errorf("arch %q: unknown architecture", a)
 		}
 	}
@@ -35,7 +34,7 @@ func (args *Args) check() error {
 // filterCount counts, per filter, the corpus entries it removed.
 type filterCount map[string]int
 
-func (c filterCount) add(_ string, _ corpus.Key, filter string) { c[filter]++ }
+func (c filterCount) add(_ string, _ kernelkey.Key, filter string) { c[filter]++ }
 
 // noKernels is the error for a run left without a kernel: it says what
 // removed each entry, so a filter that matches nothing is seen as such.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/generator/corpus"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // Args configures Generate.
@@ -146,7 +146,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 				results[i].entry.Key, results[i-1].report.Path, results[i].report.Path)
 		}
 	}
-	entries := make([]btfruntime.Entry, len(results))
+	entries := make([]encode.Entry, len(results))
 	report := &Report{Objects: args.Objects, Skipped: skipped}
 	blobs := map[string]bool{}
 	for i, r := range results {
@@ -155,7 +155,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		blobs[string(r.entry.VMLinux)] = true
 	}
 	var payload bytes.Buffer
-	if err := btfruntime.Encode(&payload, entries, nil); err != nil {
+	if err := encode.Write(&payload, entries, nil); err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
 	report.Blobs = len(blobs)

@@ -11,8 +11,9 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // objects holds what every kernel is processed against, loaded once and
@@ -52,7 +53,7 @@ func loadObjects(paths []string) (*objects, error) {
 
 // kernelResult is one kernel's embedded entry and its report.
 type kernelResult struct {
-	entry  runtime.Entry
+	entry  encode.Entry
 	report KernelReport
 }
 
@@ -91,7 +92,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	}
 
 	kr := &kernelResult{
-		entry:  runtime.Entry{Key: runtimeKey(k.Key), VMLinux: minVmlinux},
+		entry:  encode.Entry{Key: k.Key, VMLinux: minVmlinux},
 		report: o.report(k, res, minSpec),
 	}
 	// Modules are kept distilled: the runtime relocates them onto whatever
@@ -108,7 +109,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
 		}
-		kr.entry.Modules = append(kr.entry.Modules, runtime.Module{Name: modules[i].Name, Base: base, Split: newSplit})
+		kr.entry.Modules = append(kr.entry.Modules, encode.Module{Name: modules[i].Name, Base: base, Split: newSplit})
 		kr.report.Modules = append(kr.report.Modules, ModuleReport{
 			Name:  modules[i].Name,
 			Types: int(split.NextID() - split.FirstID()),
@@ -130,7 +131,7 @@ func (o *objects) offersCandidates(module *rawbtf.Spec) bool {
 
 // verify is the oracle: every program's fixups against the entry, loaded
 // the way the runtime loads it, equal its fixups against the full BTF.
-func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.Entry) error {
+func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *encode.Entry) error {
 	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
 	if err != nil {
 		return fmt.Errorf("oracle: cilium/ebpf reads the full vmlinux BTF: %w", err)
@@ -148,7 +149,11 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 	if err != nil {
 		return fmt.Errorf("oracle: cilium/ebpf reads the minimized vmlinux BTF: %w", err)
 	}
-	minModules, err := runtime.LoadModules(e.Modules, e.VMLinux, min)
+	mods := make([]btfruntime.Module, len(e.Modules))
+	for i, m := range e.Modules {
+		mods[i] = btfruntime.Module(m)
+	}
+	minModules, err := btfruntime.LoadModules(mods, e.VMLinux, min)
 	if err != nil {
 		return fmt.Errorf("oracle: relocate minimized modules onto minimized vmlinux: %w", err)
 	}
@@ -174,8 +179,4 @@ func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *runtime.E
 			ErrVerify, len(mismatches), b.String())
 	}
 	return nil
-}
-
-func runtimeKey(k corpus.Key) runtime.Key {
-	return runtime.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version}
 }

@@ -2,13 +2,8 @@ package runtime
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +12,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // typeNames lists every named type of spec as "kind name" in ID order, an
@@ -44,16 +41,21 @@ func loadRaw(tb testing.TB, raw []byte) *btf.Spec {
 
 func TestEncodeOpenLookup(t *testing.T) {
 	entries := testEntries(t)
-	for name, opts := range map[string]*EncodeOptions{
+	for name, opts := range map[string]*encode.Options{
 		"default":         nil,
 		"no dictionaries": {MaxDictSize: -1},
 		"small dict":      {MaxDictSize: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			a := open(t, encode(t, entries, opts))
+			p := encodePayload(t, entries, opts)
+			a := open(t, p)
+			ix, _, err := payload.ReadIndex(p)
+			if err != nil {
+				t.Fatal(err)
+			}
 			codecs := map[[2]bool]bool{} // {dictionary, slice}
-			for _, b := range a.blobs {
-				codecs[[2]bool{b.dict != 0, b.codec == codecSlice}] = true
+			for _, b := range ix.Blobs {
+				codecs[[2]bool{b.Dict != 0, b.Codec == payload.CodecSlice}] = true
 			}
 			if name == "small dict" && !(codecs[[2]bool{true, true}] && codecs[[2]bool{true, false}]) {
 				t.Fatalf("small dictionaries should give both slices and differences, got %v", codecs)
@@ -85,7 +87,7 @@ func TestEncodeOpenLookup(t *testing.T) {
 // TestLookupShared checks concurrent callers get one decoded spec.
 func TestLookupShared(t *testing.T) {
 	entries := testEntries(t)
-	a := open(t, encode(t, entries, nil))
+	a := open(t, encodePayload(t, entries, nil))
 	specs := make([]*btf.Spec, 8)
 	var wg sync.WaitGroup
 	for i := range specs {
@@ -106,47 +108,10 @@ func TestLookupShared(t *testing.T) {
 	}
 }
 
-// moduleEntry embeds cilium/ebpf's pahole-made btf_testmod. With
-// withBase, the module keeps its distilled base and the entry's vmlinux is
-// the real vmlinux it was built against, so selecting the entry relocates
-// the module for real; without, its distilled base stands in for vmlinux
-// and the split BTF is read over it directly.
-func moduleEntry(tb testing.TB, withBase bool) Entry {
-	tb.Helper()
-	dir := kerneltest.CiliumTestdata(tb)
-	base, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf.base"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	split, err := os.ReadFile(filepath.Join(dir, "btf_testmod.btf"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if !withBase {
-		return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: base,
-			Modules: []Module{{Name: "bpf_testmod", Split: split}}}
-	}
-	f, err := os.Open(filepath.Join(dir, "vmlinux.btf.gz"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	vmlinux, err := io.ReadAll(zr)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: vmlinux,
-		Modules: []Module{{Name: "bpf_testmod", Base: base, Split: split}}}
-}
-
 func TestModules(t *testing.T) {
 	for _, withBase := range []bool{false, true} {
 		e := moduleEntry(t, withBase)
-		a := open(t, encode(t, []Entry{e}, nil))
+		a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 		co, sel, err := a.CollectionOptions(&SelectOptions{ForceEmbedded: true, Arch: "amd64", Release: "testmod", Distro: "-"})
 		if err != nil {
 			t.Fatalf("distilled base %v: %v", withBase, err)
@@ -179,7 +144,7 @@ func TestModules(t *testing.T) {
 	// error, not a silent skip.
 	bad := moduleEntry(t, true)
 	bad.VMLinux = kerneltest.Corpus(t)[0].BTF
-	a := open(t, encode(t, []Entry{bad}, nil))
+	a := open(t, encodePayload(t, []encode.Entry{bad}, nil))
 	if _, err := a.Lookup(bad.Key); err == nil || !strings.Contains(err.Error(), "bpf_testmod") {
 		t.Fatalf("relocation onto an unrelated kernel: %v, want an error naming the module", err)
 	}
@@ -188,12 +153,12 @@ func TestModules(t *testing.T) {
 // resum recomputes a payload's checksum after a test changed it.
 func resum(p []byte) {
 	if len(p) >= 16 {
-		binary.LittleEndian.PutUint32(p[12:], crc32.Checksum(p[16:], castagnoli))
+		binary.LittleEndian.PutUint32(p[12:], payload.Checksum(p[16:]))
 	}
 }
 
 func TestOpenRejects(t *testing.T) {
-	good := encode(t, testEntries(t), nil)
+	good := encodePayload(t, testEntries(t), nil)
 	mutate := func(f func(p []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	for name, p := range map[string][]byte{
 		"empty":     nil,
@@ -216,8 +181,8 @@ func TestOpenRejects(t *testing.T) {
 // not.
 func TestCorruptBytes(t *testing.T) {
 	entries := testEntries(t)
-	good := encode(t, entries, nil)
-	dataStart := fixedHeader + int(binary.LittleEndian.Uint32(good[16:]))
+	good := encodePayload(t, entries, nil)
+	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:]))
 	for i := 16; i < len(good); i++ {
 		if i > dataStart && i%5 != 0 {
 			continue
@@ -254,7 +219,7 @@ func exercise(t *testing.T, p []byte) {
 func TestModulesConcurrent(t *testing.T) {
 	e := moduleEntry(t, true)
 	for range 5 {
-		a := open(t, encode(t, []Entry{e}, nil))
+		a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 		sel, err := a.Lookup(e.Key)
 		if err != nil {
 			t.Fatal(err)

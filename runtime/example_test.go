@@ -6,32 +6,34 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/btfembed/btfembed/runtime"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime"
 )
 
 // payload builds what btfembed's generator embeds, from two of the
 // minimized testdata kernels.
 func payload() []byte {
-	var entries []runtime.Entry
+	var entries []encode.Entry
 	for _, k := range []runtime.Key{
 		{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"},
 		{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
 	} {
-		raw, err := os.ReadFile("testdata/minbtf/debian/12/" + k.Arch + "/" + k.Release + ".btf")
+		raw, err := os.ReadFile("../testdata/minbtf/debian/12/" + k.Arch + "/" + k.Release + ".btf")
 		if err != nil {
 			panic(err)
 		}
-		entries = append(entries, runtime.Entry{Key: k, VMLinux: raw})
+		entries = append(entries, encode.Entry{Key: k, VMLinux: raw})
 	}
 	var buf bytes.Buffer
-	if err := runtime.Encode(&buf, entries, nil); err != nil {
+	if err := encode.Write(&buf, entries, nil); err != nil {
 		panic(err)
 	}
 	return buf.Bytes()
 }
 
-// The generator writes the payload with Encode; at run time Open reads its
+// The generator writes the payload; at run time Open reads its
 // index and Kernels lists what it holds.
 func ExampleOpen() {
 	assets, err := runtime.Open(payload())

@@ -3,57 +3,48 @@ package runtime
 import (
 	"bytes"
 	"flag"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
-// minBTFDir holds bpftool-minimized BTF of the testdata kernels, laid out
-// as <distro>/<version>/<arch>/<release>.btf. The -minbtf flag points tests
+// minBTFDir holds minimized BTF of several kernels, laid out as
+// <distro>/<version>/<arch>/<release>.btf. The -minbtf flag points tests
 // and benchmarks at another tree of that layout.
-var minBTFDir = flag.String("minbtf", "testdata/minbtf", "directory of minimized BTF, <distro>/<version>/<arch>/<release>.btf")
+var minBTFDir = flag.String("minbtf", kerneltest.MinBTFDir(), "directory of minimized BTF, <distro>/<version>/<arch>/<release>.btf")
 
-// loadEntries reads every kernel under minBTFDir, keyed by its path.
-var loadEntries = sync.OnceValues(func() ([]Entry, error) {
-	var entries []Entry
-	err := filepath.WalkDir(*minBTFDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".btf") {
-			return err
-		}
-		rel, _ := filepath.Rel(*minBTFDir, path)
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, Entry{
-			Key:     Key{Distro: parts[0], Version: parts[1], Arch: parts[2], Release: strings.TrimSuffix(parts[3], ".btf")},
-			VMLinux: raw,
-		})
-		return nil
-	})
-	return entries, err
-})
-
-func testEntries(tb testing.TB) []Entry {
+// testEntries are the kernels under minBTFDir, as the generator would
+// embed them.
+func testEntries(tb testing.TB) []encode.Entry {
 	tb.Helper()
-	entries, err := loadEntries()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if len(entries) < 4 {
-		tb.Fatalf("found %d kernels under %s, want at least 4", len(entries), *minBTFDir)
+	var entries []encode.Entry
+	for _, k := range kerneltest.MinBTF(tb, *minBTFDir) {
+		entries = append(entries, encode.Entry{Key: k.Key, VMLinux: k.BTF})
 	}
 	return entries
 }
 
-func encode(tb testing.TB, entries []Entry, opts *EncodeOptions) []byte {
+// moduleEntry embeds cilium/ebpf's pahole-made btf_testmod. With
+// withBase, the module keeps its distilled base and the entry's vmlinux is
+// the real vmlinux it was built against, so selecting the entry relocates
+// the module for real; without, its distilled base stands in for vmlinux
+// and the split BTF is read over it directly.
+func moduleEntry(tb testing.TB, withBase bool) encode.Entry {
+	tb.Helper()
+	m := kerneltest.CiliumTestmod(tb)
+	e := encode.Entry{Key: Key{Arch: "x86_64", Release: "testmod"}, VMLinux: m.Base,
+		Modules: []encode.Module{{Name: "bpf_testmod", Split: m.Split}}}
+	if withBase {
+		e.VMLinux, e.Modules[0].Base = m.VMLinux, m.Base
+	}
+	return e
+}
+
+func encodePayload(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := Encode(&buf, entries, opts); err != nil {
+	if err := encode.Write(&buf, entries, opts); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()

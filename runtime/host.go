@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +48,7 @@ func hostInfo(opts *SelectOptions) (host, error) {
 			h.key.Release = unix.ByteSliceToString(u.Release[:])
 		}
 	}
-	h.key.Arch, _ = NormalizeArch(h.key.Arch)
+	h.key.Arch, _ = kernelkey.NormalizeArch(h.key.Arch)
 	if h.key.Distro == "" && h.key.Version == "" {
 		rel, err := readOSRelease(opts.HostRoot)
 		h.key.Distro, h.key.Version, h.idLike, h.osReleaseErr = rel.id, rel.version, rel.idLike, err

@@ -57,3 +57,15 @@ func relocateModule(m Module, base *rawbtf.Spec, vmlinux *btf.Spec) (*btf.Spec, 
 	}
 	return distill.LoadRelocated(split, base, vmlinux, nil)
 }
+
+// Module is the BTF of one kernel module, kept for an entry.
+type Module struct {
+	// Name is the module name as in /sys/kernel/btf/<name>.
+	Name string
+	// Base is distilled base BTF describing the vmlinux types Split
+	// refers to, so Split can be relocated onto another vmlinux. Nil
+	// means Split refers directly to the entry's VMLinux.
+	Base []byte
+	// Split is the module's split BTF.
+	Split []byte
+}

@@ -159,7 +159,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	key := h.key
 	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.Compare)
 	hi := lo
-	for hi < len(a.entries) && a.entries[hi].key.Arch == key.Arch && a.entries[hi].key.Release == key.Release {
+	for hi < len(a.entries) && a.entries[hi].Key.Arch == key.Arch && a.entries[hi].Key.Release == key.Release {
 		hi++
 	}
 	cands := a.entries[lo:hi]
@@ -198,14 +198,14 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	}
 	same := true
 	for _, e := range rest {
-		same = same && e.vmlinux == rest[0].vmlinux && slices.Equal(e.modules, rest[0].modules)
+		same = same && e.VMLinux == rest[0].VMLinux && slices.Equal(e.Modules, rest[0].Modules)
 	}
 	if same {
 		return rest[0], nil
 	}
 	var have []string
 	for i := range cands {
-		have = append(have, strings.TrimSpace(cands[i].key.Distro+" "+cands[i].key.Version))
+		have = append(have, strings.TrimSpace(cands[i].Key.Distro+" "+cands[i].Key.Version))
 	}
 	reason := fmt.Sprintf("release is embedded for %s; os-release does not pick one", strings.Join(have, ", "))
 	if h.osReleaseErr != nil {
@@ -217,7 +217,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
 	var out []*assetEntry
 	for _, e := range es {
-		if keep(e.key) {
+		if keep(e.Key) {
 			out = append(out, e)
 		}
 	}
@@ -316,7 +316,7 @@ func loadKernelFile(path string, base *btf.Spec) (*btf.Spec, error) {
 // kernel's vmlinux BTF, read from vmlinuxPath only if one is needed.
 func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) error {
 	e, err := a.match(h)
-	if err != nil || len(e.modules) == 0 {
+	if err != nil || len(e.Modules) == 0 {
 		return nil // nothing embedded for this kernel
 	}
 	if _, _, err := a.load(e); err != nil {
@@ -337,7 +337,7 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) err
 	}
 	specs, err := LoadModules(lacking, kernelRaw, sel.Spec)
 	if err != nil {
-		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.key, err)
+		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.Key, err)
 	}
 	if sel.Modules == nil {
 		sel.Modules = map[string]*btf.Spec{}
@@ -351,11 +351,11 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) err
 func (a *Assets) moduleNames(arch string) []string {
 	var names []string
 	for i := range a.entries {
-		if a.entries[i].key.Arch != arch {
+		if a.entries[i].Key.Arch != arch {
 			continue
 		}
-		for _, m := range a.entries[i].modules {
-			names = append(names, a.strings[m.name])
+		for _, m := range a.entries[i].Modules {
+			names = append(names, m.Name)
 		}
 	}
 	slices.Sort(names)

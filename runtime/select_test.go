@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // selectPayload embeds the testdata kernels plus two entries that make
@@ -17,22 +20,22 @@ import (
 // other BTF (6.12's), 6.1.0-57-arm64 also by "raspbian" with the same BTF,
 // and 6.1.0-50-cloud-amd64 by debian 12 and 12.5 with the same BTF and by
 // ubuntu with other BTF.
-func selectPayload(t testing.TB) (*Assets, map[string]Entry) {
+func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	t.Helper()
-	byRelease := map[string]Entry{}
+	byRelease := map[string]encode.Entry{}
 	for _, e := range testEntries(t) {
 		byRelease[e.Key.Release] = e
 	}
-	ubuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
+	ubuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	raspbian := byRelease["6.1.0-57-arm64"]
 	raspbian.Key.Distro = "raspbian"
 	cloudPoint := byRelease["6.1.0-50-cloud-amd64"]
 	cloudPoint.Key.Version = "12.5"
-	cloudUbuntu := Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
+	cloudUbuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian, cloudPoint, cloudUbuntu)
-	return open(t, encode(t, entries, nil)), byRelease
+	return open(t, encodePayload(t, entries, nil)), byRelease
 }
 
 // hostRoot makes a host file system with the given os-release content at
@@ -66,17 +69,17 @@ func TestSelectEmbedded(t *testing.T) {
 		wantErr   string // substring of the error; it must wrap ErrKernelNotSupported
 	}{
 		{name: "uname spelling aarch64", opts: SelectOptions{Arch: "aarch64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
-			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+			want: Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}},
 		{name: "unique release, other distro", opts: SelectOptions{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "centos"},
-			want: Key{"x86_64", "6.12.118+deb12-amd64", "debian", "12"}},
+			want: Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}},
 		{name: "os-release picks ubuntu", opts: SelectOptions{Arch: "amd64", Release: "6.1.0-47-amd64"},
-			osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nVERSION_ID=\"22.04\"\n", want: Key{"x86_64", "6.1.0-47-amd64", "ubuntu", "22.04"}},
+			osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nVERSION_ID=\"22.04\"\n", want: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"}},
 		{name: "os-release picks debian", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64"},
-			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{"x86_64", "6.1.0-47-amd64", "debian", "12"}},
+			osRelease: "ID='debian'\nVERSION_ID='12'\n", want: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"}},
 		{name: "same BTF under two distros", opts: SelectOptions{Arch: "arm64", Release: "6.1.0-57-arm64"},
-			want: Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
+			want: Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}},
 		{name: "distro narrows to the same BTF", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "13"},
-			want: Key{"x86_64", "6.1.0-50-cloud-amd64", "debian", "12"}},
+			want: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "12"}},
 		{name: "distro picks nothing", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "fedora", Version: "40"},
 			wantErr: "release is embedded for debian 12, ubuntu 22.04"},
 		{name: "unknown release", opts: SelectOptions{Arch: "x86_64", Release: "5.4.0-1-generic", Distro: "ubuntu", Version: "20.04"},
@@ -110,7 +113,7 @@ func TestSelectEmbedded(t *testing.T) {
 
 func TestSelectKernelUnderHostRoot(t *testing.T) {
 	e := moduleEntry(t, false)
-	a := open(t, encode(t, []Entry{e}, nil))
+	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "usr/lib/os-release", "ID=debian\nVERSION_ID=12\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/bpf_testmod"), e.Modules[0].Split)
@@ -119,7 +122,7 @@ func TestSelectKernelUnderHostRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Source != SourceKernel || sel.Key != (Key{"x86_64", "6.99", "debian", "12"}) {
+	if sel.Source != SourceKernel || sel.Key != (Key{Arch: "x86_64", Release: "6.99", Distro: "debian", Version: "12"}) {
 		t.Fatalf("selected %s %s", sel.Source, sel.Key)
 	}
 	if got, want := typeNames(t, sel.Spec), typeNames(t, loadRaw(t, e.VMLinux)); !slices.Equal(got, want) {
@@ -139,7 +142,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("running kernel has no BTF: %v", err)
 	}
-	a := open(t, encode(t, testEntries(t), nil))
+	a := open(t, encodePayload(t, testEntries(t), nil))
 	co, sel, err := a.CollectionOptions(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +153,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if co.Programs.KernelTypes != nil {
 		t.Error("KernelTypes set for the kernel's own BTF; cilium/ebpf should load it with its modules")
 	}
-	if sel.Key.Arch == "" || sel.Key.Release == "" || func() string { a, _ := NormalizeArch(sel.Key.Arch); return a }() != sel.Key.Arch {
+	if sel.Key.Arch == "" || sel.Key.Release == "" || func() string { a, _ := kernelkey.NormalizeArch(sel.Key.Arch); return a }() != sel.Key.Arch {
 		t.Errorf("host key %s not filled from uname", sel.Key)
 	}
 }
@@ -173,38 +176,12 @@ func TestParseOSRelease(t *testing.T) {
 	}
 }
 
-func TestNormalizeArch(t *testing.T) {
-	tests := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"x86_64", "x86_64", true},
-		{"amd64", "x86_64", true},
-		{"AArch64", "arm64", true},
-		{"arm64", "arm64", true},
-		{"ppc64el", "ppc64le", true},
-		{"s390x", "s390x", true},
-		{"riscv64", "riscv64", true},
-		{"loong64", "loongarch64", true},
-		{"i686", "i386", true},
-		{"armv7l", "arm", true},
-		{"vax", "vax", false},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := NormalizeArch(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("NormalizeArch(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // TestSelectKernelLacksModuleBTF covers a kernel with vmlinux BTF but no
 // module BTF: the embedded distilled module is relocated onto the
 // kernel's vmlinux BTF.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
-	a := open(t, encode(t, []Entry{e}, nil))
+	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/btfembed/btfembed/generator/corpus"
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 const corpusHelp = `usage:
@@ -92,7 +92,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("corpus import: no inputs: %w", errUsage)
 	}
 	if opts.Key.Arch != "" {
-		arch, ok := btfruntime.NormalizeArch(opts.Key.Arch)
+		arch, ok := kernelkey.NormalizeArch(opts.Key.Arch)
 		if !ok {
 			return fmt.Errorf("corpus import: unknown architecture %q: %w", opts.Key.Arch, errUsage)
 		}

@@ -13,8 +13,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 const inspectUsage = `usage: btfembed inspect [-B base] <file>...
@@ -63,7 +64,7 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 		if err != nil {
 			return fmt.Errorf("inspect: %w", err)
 		}
-		if bytes.HasPrefix(data, []byte(runtime.Magic)) {
+		if bytes.HasPrefix(data, []byte(payload.Magic)) {
 			err = inspectPayload(stdout, path, data)
 		} else {
 			err = inspectBTF(stdout, path, base)
@@ -76,7 +77,7 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 }
 
 func inspectPayload(w io.Writer, path string, payload []byte) error {
-	assets, err := runtime.Open(payload)
+	assets, err := btfruntime.Open(payload)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -105,7 +106,7 @@ func inspectPayload(w io.Writer, path string, payload []byte) error {
 }
 
 // moduleTypes counts the types of an embedded module's split BTF.
-func moduleTypes(m runtime.Module) (int, error) {
+func moduleTypes(m btfruntime.Module) (int, error) {
 	base, err := rawbtf.Parse(m.Base, nil)
 	if err != nil {
 		return 0, err

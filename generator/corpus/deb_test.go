@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 func TestImportDebSynthetic(t *testing.T) {
@@ -16,7 +18,7 @@ func TestImportDebSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"}
+	want := kernelkey.Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"}
 	if len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
 		t.Fatalf("imported %+v, want %v with one module", res.Kernels, want)
 	}

@@ -19,6 +19,6 @@ func ExampleRead() {
 		fmt.Println(k.Key, len(k.VMLinux), "bytes of BTF,", len(k.Modules), "modules")
 	}
 	// Output:
-	// debian/12/x86_64/6.1.0-47-amd64 4350808 bytes of BTF, 0 modules
-	// debian/12/x86_64/6.1.0-50-cloud-amd64 4111222 bytes of BTF, 0 modules
+	// x86_64/6.1.0-47-amd64 (debian 12) 4350808 bytes of BTF, 0 modules
+	// x86_64/6.1.0-50-cloud-amd64 (debian 12) 4111222 bytes of BTF, 0 modules
 }

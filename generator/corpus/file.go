@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // File is the BTF one file holds and what the file tells of its kernel.
@@ -20,7 +22,7 @@ type File struct {
 	// (vmlinux, kernel images) and, for ReadBTF, the path (the corpus
 	// layout, a release in the name, the running kernel for
 	// /sys/kernel/btf/vmlinux), which wins. Parts nothing tells are empty.
-	Key Key
+	Key kernelkey.Key
 }
 
 // ReadBTF reads the BTF of one file, whatever form this package

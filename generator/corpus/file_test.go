@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // testModule is a real module of a testCorpus kernel, xz-compressed as
 // Debian ships it.
 var testModule = struct {
-	kernel Key
+	kernel kernelkey.Key
 	file   string
 }{testKernels[3].key, filepath.Join(extraModules(testKernels[3].key), "nvme.ko.xz")}
 
@@ -40,16 +41,18 @@ func TestReadBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	banner := Key{Release: "6.99.0-7-test", Distro: "debian", Version: "12"}
-	withArch := func(k Key, arch string) Key { k.Arch = arch; return k }
+	banner := kernelkey.Key{Release: "6.99.0-7-test", Distro: "debian", Version: "12"}
+	withArch := func(k kernelkey.Key, arch string) kernelkey.Key { k.Arch = arch; return k }
 
 	dir := t.TempDir()
-	pathKey := func(release string) Key { return Key{"x86_64", release, "debian", "12"} }
+	pathKey := func(release string) kernelkey.Key {
+		return kernelkey.Key{Arch: "x86_64", Release: release, Distro: "debian", Version: "12"}
+	}
 	for _, tc := range []struct {
 		file string // under dir
 		data []byte
 		btf  []byte
-		key  Key
+		key  kernelkey.Key
 	}{
 		{"debian/12/x86_64/" + hubKey.Release + ".btf.tar.xz", hubFile(t, hubKey), hub, hubKey},
 		{"debian/12/x86_64/6.99.1-raw.btf", small, small, pathKey("6.99.1-raw")},
@@ -59,10 +62,10 @@ func TestReadBTF(t *testing.T) {
 		{"bzImage", makeBzImage(compressors[formatGzip](t, x86)), small, withArch(banner, "x86_64")},
 		{"Image.gz", compressors[formatGzip](t, flatArm), small, withArch(banner, "arm64")},
 		{"zboot.efi", makeZboot(compressors[formatZstd](t, flatArm), "zstd22", len(flatArm)), small, withArch(banner, "arm64")},
-		{"nvme.ko", ko, koBTF, Key{Arch: "x86_64"}},
-		{"nvme.ko.xz", koXZ, koBTF, Key{Arch: "x86_64"}},
-		{"nvme.ko.gz", compressors[formatGzip](t, ko), koBTF, Key{Arch: "x86_64"}},
-		{"nvme.ko.zst", compressors[formatZstd](t, ko), koBTF, Key{Arch: "x86_64"}},
+		{"nvme.ko", ko, koBTF, kernelkey.Key{Arch: "x86_64"}},
+		{"nvme.ko.xz", koXZ, koBTF, kernelkey.Key{Arch: "x86_64"}},
+		{"nvme.ko.gz", compressors[formatGzip](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
+		{"nvme.ko.zst", compressors[formatZstd](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, filepath.FromSlash(tc.file))

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	uxz "github.com/ulikunitz/xz"
 )
 
@@ -22,20 +23,20 @@ const testCorpus = "../../testdata/btfhub"
 const testExtra = "../../testdata/corpus-extra"
 
 // extraModules is the testExtra modules directory of a kernel.
-func extraModules(k Key) string {
+func extraModules(k kernelkey.Key) string {
 	return filepath.Join(testExtra, k.Distro, k.Version, k.Arch, k.Release+".modules")
 }
 
 // testKernels are the kernels of testCorpus with their type counts as
 // ../../../shared/corpus/README.md gives them (counted with bpftool).
 var testKernels = []struct {
-	key   Key
+	key   kernelkey.Key
 	types int
 }{
-	{Key{"arm64", "6.1.0-57-arm64", "debian", "12"}, 109726},
-	{Key{"x86_64", "6.1.0-47-amd64", "debian", "12"}, 100628},
-	{Key{"x86_64", "6.1.0-50-cloud-amd64", "debian", "12"}, 95068},
-	{Key{"x86_64", "6.12.118+deb12-amd64", "debian", "12"}, 112806},
+	{kernelkey.Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}, 109726},
+	{kernelkey.Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"}, 100628},
+	{kernelkey.Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "debian", Version: "12"}, 95068},
+	{kernelkey.Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}, 112806},
 }
 
 // sharedCorpus returns the directory of the large test inputs (kernel
@@ -54,7 +55,7 @@ var hubBTFCache sync.Map
 // hubBTF returns the raw BTF of a testCorpus kernel, extracted with
 // decoders this package does not use for reading (ulikunitz/xz,
 // archive/tar), as the reference the reader and importer must match.
-func hubBTF(tb testing.TB, k Key) []byte {
+func hubBTF(tb testing.TB, k kernelkey.Key) []byte {
 	tb.Helper()
 	if b, ok := hubBTFCache.Load(k); ok {
 		return b.([]byte)
@@ -195,7 +196,7 @@ func readTestModule(tb testing.TB, file string) []byte {
 }
 
 // hubFile returns the BTFHub archive file of a testCorpus kernel.
-func hubFile(tb testing.TB, k Key) []byte {
+func hubFile(tb testing.TB, k kernelkey.Key) []byte {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(testCorpus, k.Distro, k.Version, k.Arch, k.Release+".btf.tar.xz"))
 	if err != nil {

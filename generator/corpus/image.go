@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // imageBTF is the vmlinux BTF found in a kernel image and what the image
@@ -16,8 +18,8 @@ type imageBTF struct {
 }
 
 // key is what the image tells of its kernel's key.
-func (img imageBTF) key() Key {
-	return Key{Arch: img.Arch, Release: img.Banner.Release, Distro: img.Banner.Distro, Version: img.Banner.Version}
+func (img imageBTF) key() kernelkey.Key {
+	return kernelkey.Key{Arch: img.Arch, Release: img.Banner.Release, Distro: img.Banner.Distro, Version: img.Banner.Version}
 }
 
 // maxImageDepth bounds nested containers (an EFI zboot image holding a

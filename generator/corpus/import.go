@@ -14,15 +14,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"golang.org/x/sys/unix"
-
-	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // ImportOptions tune Import. A nil *ImportOptions means the defaults.
 type ImportOptions struct {
 	// Key parts set here win over what the inputs tell, for every input.
-	Key Key
+	Key kernelkey.Key
 	// Workers is the number of inputs (and modules of one package) read at
 	// once; 0 means runtime.GOMAXPROCS(0).
 	Workers int
@@ -41,7 +40,7 @@ func (o *ImportOptions) workers() int {
 
 // Imported describes one kernel written by Import.
 type Imported struct {
-	Key     Key
+	Key     kernelkey.Key
 	Input   string // the input it came from
 	File    string // the corpus file written
 	Bytes   int    // raw vmlinux BTF bytes
@@ -144,7 +143,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 
 // importInput reads one input and hands each kernel or error to emit.
 func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(*Kernel, error)) {
-	var over Key
+	var over kernelkey.Key
 	if opts != nil {
 		over = opts.Key
 	}
@@ -199,7 +198,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 // inputKey is what an input's path tells of its key: the corpus layout
 // around it, a release in the file name (vmlinuz-<release>, <release>.btf),
 // and for /sys/kernel/btf/vmlinux the running system.
-func inputKey(in string) Key {
+func inputKey(in string) kernelkey.Key {
 	if filepath.Clean(in) == sysVMLinux {
 		return hostKey("/")
 	}
@@ -217,12 +216,12 @@ func inputKey(in string) Key {
 
 // hostKey is the key of the running kernel: uname's release and machine,
 // and ID and VERSION_ID from <root>/etc/os-release.
-func hostKey(root string) Key {
-	var k Key
+func hostKey(root string) kernelkey.Key {
+	var k kernelkey.Key
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		k.Release = unix.ByteSliceToString(u.Release[:])
-		k.Arch, _ = btfruntime.NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
+		k.Arch, _ = kernelkey.NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
 	}
 	k.Distro, k.Version = osRelease(filepath.Join(root, "etc/os-release"))
 	return k
@@ -251,7 +250,7 @@ func osRelease(file string) (id, version string) {
 }
 
 // overrideKey sets the parts of k that over has.
-func overrideKey(k, over Key) Key {
+func overrideKey(k, over kernelkey.Key) kernelkey.Key {
 	if over.Arch != "" {
 		k.Arch = over.Arch
 	}
@@ -266,7 +265,7 @@ func overrideKey(k, over Key) Key {
 }
 
 // importDeb imports the kernels of a kernel package with their modules.
-func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(*Kernel, error)) {
+func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, emit func(*Kernel, error)) {
 	c, err := readDeb(r, opts.workers())
 	if err != nil {
 		emit(nil, &KernelError{Path: in, Err: err})
@@ -279,7 +278,7 @@ func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(
 	for _, m := range c.Modules {
 		byRelease[m.Release] = append(byRelease[m.Release], m)
 	}
-	arch, _ := btfruntime.NormalizeArch(c.Control.Architecture)
+	arch, _ := kernelkey.NormalizeArch(c.Control.Architecture)
 	slices.SortFunc(c.Images, func(a, b debImage) int { return strings.Compare(a.Path, b.Path) })
 	for _, img := range c.Images {
 		member := in + ":" + img.Path
@@ -293,7 +292,7 @@ func importDeb(in string, r io.Reader, over Key, opts *ImportOptions, emit func(
 			continue
 		}
 		k := &Kernel{Path: member, VMLinux: img.Image.BTF}
-		k.Key = completeKey(Key{Arch: arch, Release: img.Release}, img.Image.key())
+		k.Key = completeKey(kernelkey.Key{Arch: arch, Release: img.Release}, img.Image.key())
 		if k.Key.Distro == "" && k.Key.Version == "" {
 			k.Key.Distro, k.Key.Version = debDistro(c.Control)
 		}

@@ -10,16 +10,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // readBack reads a corpus written by Import and indexes it by key.
-func readBack(tb testing.TB, dir string) map[Key]*Kernel {
+func readBack(tb testing.TB, dir string) map[kernelkey.Key]*Kernel {
 	tb.Helper()
 	kernels, errs := collect(tb, []string{dir}, nil)
 	if len(errs) > 0 {
 		tb.Fatal(errs)
 	}
-	m := map[Key]*Kernel{}
+	m := map[kernelkey.Key]*Kernel{}
 	for _, k := range kernels {
 		m[k.Key] = k
 	}
@@ -155,11 +157,11 @@ func TestImportInputs(t *testing.T) {
 
 	out := t.TempDir()
 	inputs := []string{filepath.Join(in, "vmlinux"), filepath.Join(in, "6.99.1-raw.btf"), hub, filepath.Join(in, "garbage"), missing}
-	res, err := Import(t.Context(), out, inputs, &ImportOptions{Key: Key{Arch: "riscv64"}})
+	res, err := Import(t.Context(), out, inputs, &ImportOptions{Key: kernelkey.Key{Arch: "riscv64"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Key][]byte{
+	want := map[kernelkey.Key][]byte{
 		{Arch: "riscv64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"}: btf,
 		{Arch: "riscv64", Release: "6.99.1-raw"}:                                     btf,
 		{Arch: "riscv64", Release: hubKey.Release, Distro: "debian", Version: "12"}:  hubBTF(t, hubKey),
@@ -232,7 +234,7 @@ func TestWriteKernel(t *testing.T) {
 	// Small synthetic BTF keeps xz encoding quick; TestImportDeb writes
 	// real kernels and modules.
 	k := &Kernel{
-		Key:     Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"},
+		Key:     kernelkey.Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"},
 		VMLinux: smallBTF(t),
 		Modules: []Module{{Name: "a", BTF: splitBTF(t)}, {Name: "nf_conntrack", BTF: splitBTF(t)}},
 	}
@@ -274,7 +276,7 @@ func TestWriteKernel(t *testing.T) {
 		}
 	}
 
-	if _, err := WriteKernel(out, &Kernel{Key: Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
+	if _, err := WriteKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
 	}
 }

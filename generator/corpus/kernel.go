@@ -3,11 +3,13 @@ package corpus
 import (
 	"errors"
 	"fmt"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Kernel is one kernel of a corpus: its vmlinux BTF and the BTF of its modules.
 type Kernel struct {
-	Key Key
+	Key kernelkey.Key
 	// Path is the file the kernel was read from.
 	Path string
 	// VMLinux is the raw vmlinux BTF, exactly as the kernel carries it in

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // modulesDirSuffix names the directory holding a kernel's module BTF,
@@ -29,9 +29,9 @@ const (
 type entry struct {
 	path       string
 	kind       entryKind
-	key        Key    // what the path tells
-	modulesDir string // "" when the kernel has no modules directory
-	err        error  // a problem found by the walk itself
+	key        kernelkey.Key // what the path tells
+	modulesDir string        // "" when the kernel has no modules directory
+	err        error         // a problem found by the walk itself
 }
 
 // kernelFile classifies a file name and returns the release it names.
@@ -58,11 +58,11 @@ func kernelFile(name string) (entryKind, string, bool) {
 // pathKey reads a key from the directories above a corpus file:
 // .../<distro>/<version>/<arch>/<file>. The arch directory must have a
 // recognized name; distro and version are taken only above it.
-func pathKey(file, release string) Key {
-	k := Key{Release: release}
+func pathKey(file, release string) kernelkey.Key {
+	k := kernelkey.Key{Release: release}
 	dirs := strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(file))), "/")
 	n := len(dirs)
-	arch, ok := btfruntime.NormalizeArch(dirs[n-1])
+	arch, ok := kernelkey.NormalizeArch(dirs[n-1])
 	if !ok {
 		return k
 	}
@@ -133,7 +133,7 @@ func walkCorpus(roots []string) []entry {
 	// A modules directory with no kernel beside it belongs to the kernel of
 	// the same key in another root, so modules can live in a root of their
 	// own.
-	byKey := map[Key]int{}
+	byKey := map[kernelkey.Key]int{}
 	for i, e := range entries {
 		if e.err == nil && e.modulesDir == "" && e.key.Arch != "" && e.key.Release != "" {
 			byKey[e.key] = i

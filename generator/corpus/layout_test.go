@@ -1,6 +1,10 @@
 package corpus
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
 
 func TestKernelFile(t *testing.T) {
 	tests := []struct {
@@ -29,13 +33,13 @@ func TestKernelFile(t *testing.T) {
 func TestPathKey(t *testing.T) {
 	tests := []struct {
 		path, release string
-		want          Key
+		want          kernelkey.Key
 	}{
-		{"archive/ubuntu/22.04/x86_64/5.15.0-91-generic.btf.tar.xz", "5.15.0-91-generic", Key{"x86_64", "5.15.0-91-generic", "ubuntu", "22.04"}},
-		{"debian/12/aarch64/6.1.0-57-arm64.btf", "6.1.0-57-arm64", Key{"arm64", "6.1.0-57-arm64", "debian", "12"}},
-		{"unknown/unknown/arm64/6.7.0.btf.tar.xz", "6.7.0", Key{Arch: "arm64", Release: "6.7.0"}},
-		{"x86_64/6.7.0.btf", "6.7.0", Key{Arch: "x86_64", Release: "6.7.0"}},
-		{"images/vmlinuz-6.7.0", "6.7.0", Key{Release: "6.7.0"}},
+		{"archive/ubuntu/22.04/x86_64/5.15.0-91-generic.btf.tar.xz", "5.15.0-91-generic", kernelkey.Key{Arch: "x86_64", Release: "5.15.0-91-generic", Distro: "ubuntu", Version: "22.04"}},
+		{"debian/12/aarch64/6.1.0-57-arm64.btf", "6.1.0-57-arm64", kernelkey.Key{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"}},
+		{"unknown/unknown/arm64/6.7.0.btf.tar.xz", "6.7.0", kernelkey.Key{Arch: "arm64", Release: "6.7.0"}},
+		{"x86_64/6.7.0.btf", "6.7.0", kernelkey.Key{Arch: "x86_64", Release: "6.7.0"}},
+		{"images/vmlinuz-6.7.0", "6.7.0", kernelkey.Key{Release: "6.7.0"}},
 	}
 	for _, tt := range tests {
 		if got := pathKey(tt.path, tt.release); got != tt.want {

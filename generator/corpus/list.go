@@ -3,11 +3,13 @@ package corpus
 import (
 	"context"
 	"errors"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Summary describes one kernel of a corpus for listings.
 type Summary struct {
-	Key         Key
+	Key         kernelkey.Key
 	Path        string
 	Types       int // vmlinux types, not counting void
 	Bytes       int // raw vmlinux BTF bytes

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Options tune Read. A nil *Options means the defaults.
@@ -39,7 +39,7 @@ type Options struct {
 	// Filtered, if set, is called for every kernel a filter removes, with
 	// the filter's name ("arch", "release" or "distro"), so a caller can
 	// say which filter left nothing.
-	Filtered func(path string, k Key, filter string)
+	Filtered func(path string, k kernelkey.Key, filter string)
 }
 
 func (o *Options) workers() int {
@@ -51,15 +51,15 @@ func (o *Options) workers() int {
 
 // keep tells whether a key passes the filters; parts of the key still
 // unknown pass, to be checked again once the file is read.
-func (o *Options) keep(k Key) bool { return o.drop(k) == "" }
+func (o *Options) keep(k kernelkey.Key) bool { return o.drop(k) == "" }
 
 // drop names the filter that removes a key, or returns "".
-func (o *Options) drop(k Key) string {
+func (o *Options) drop(k kernelkey.Key) string {
 	if o == nil {
 		return ""
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
-		n, ok := btfruntime.NormalizeArch(a)
+		n, ok := kernelkey.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
 		return "arch"
@@ -77,7 +77,7 @@ func (o *Options) drop(k Key) string {
 
 // filter tells whether a kernel passes the filters, and reports it to
 // Options.Filtered when it does not.
-func (o *Options) filter(p string, k Key) bool {
+func (o *Options) filter(p string, k kernelkey.Key) bool {
 	f := o.drop(k)
 	if f != "" && o.Filtered != nil {
 		o.Filtered(p, k, f)
@@ -139,7 +139,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 		}()
 
 		strict := opts != nil && opts.Strict
-		seen := map[Key]string{}
+		seen := map[kernelkey.Key]string{}
 		for i := range entries {
 			var r result
 			select {
@@ -239,7 +239,7 @@ func readRawBTF(name string, data []byte) ([]byte, error) {
 
 // completeKey fills the parts of a key the path did not give from what the
 // contents tell. Distro and version are taken together or not at all.
-func completeKey(k, from Key) Key {
+func completeKey(k, from kernelkey.Key) kernelkey.Key {
 	if k.Arch == "" {
 		k.Arch = from.Arch
 	}

@@ -12,18 +12,33 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // KernelPath is where a kernel's file lives in a corpus rooted at dir:
 // <dir>/<distro>/<version>/<arch>/<release>.btf.tar.xz.
-func KernelPath(dir string, k Key) string {
-	return filepath.Join(dir, filepath.FromSlash(k.String())+btfhubSuffix)
+func KernelPath(dir string, k kernelkey.Key) string {
+	return filepath.Join(dir, keyDir(k), k.Release+btfhubSuffix)
 }
 
 // ModulesPath is the directory of a kernel's module BTF in a corpus rooted
 // at dir: <dir>/<distro>/<version>/<arch>/<release>.modules.
-func ModulesPath(dir string, k Key) string {
-	return filepath.Join(dir, filepath.FromSlash(k.String())+modulesDirSuffix)
+func ModulesPath(dir string, k kernelkey.Key) string {
+	return filepath.Join(dir, keyDir(k), k.Release+modulesDirSuffix)
+}
+
+// keyDir is the directory of a kernel's files, relative to the corpus
+// root: <distro>/<version>/<arch>, "unknown" for an empty distro or
+// version.
+func keyDir(k kernelkey.Key) string {
+	return filepath.Join(orUnknown(k.Distro), orUnknown(k.Version), k.Arch)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // WriteKernel writes a kernel into the corpus rooted at dir, in the
@@ -35,6 +50,11 @@ func ModulesPath(dir string, k Key) string {
 func WriteKernel(dir string, k *Kernel) (string, error) {
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
+	}
+	for _, el := range []string{k.Key.Arch, k.Key.Release, orUnknown(k.Key.Distro), orUnknown(k.Key.Version)} {
+		if err := kernelkey.ValidatePathElement(el); err != nil {
+			return "", fmt.Errorf("write kernel %s: %w", k.Key, err)
+		}
 	}
 	file := KernelPath(dir, k.Key)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -1,4 +1,4 @@
-package runtime
+package payload
 
 import (
 	"bytes"
@@ -222,9 +222,9 @@ func (c *nameCoder) seen(off uint32) {
 func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// packBTF returns the packed form of raw, or false if raw is not BTF the
+// Pack returns the packed form of raw, or false if raw is not BTF the
 // transform handles.
-func packBTF(raw []byte) ([]byte, bool) {
+func Pack(raw []byte) ([]byte, bool) {
 	hdr, ok := parsePackableHeader(raw)
 	if !ok {
 		return nil, false

@@ -1,4 +1,4 @@
-package runtime
+package encode
 
 import (
 	"bytes"
@@ -6,16 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// EncodeOptions tunes Encode. A nil *EncodeOptions means the defaults.
-type EncodeOptions struct {
+// Options tunes Write. A nil *Options means the defaults.
+type Options struct {
 	// MaxDictSize bounds each shared dictionary, in bytes of packed BTF,
 	// except that a dictionary always takes two blobs. Selecting
 	// a kernel decompresses its dictionary, so this bounds the work of
@@ -28,7 +30,7 @@ type EncodeOptions struct {
 	noPack bool
 }
 
-// DefaultMaxDictSize is the dictionary bound used when EncodeOptions leaves
+// DefaultMaxDictSize is the dictionary bound used when Options leaves
 // it zero. With at least minDictBlobs per dictionary, Select allocates
 // little more than parsing its entry costs anyway (about 70 KB in all for
 // 10 KB of minimized BTF, against 4 MB to parse a kernel's own BTF), while
@@ -46,16 +48,16 @@ const repThreshold = 4
 // what parsing its entry does.
 const minDictBlobs = 2
 
-// Encode writes a payload holding entries to w. The bytes depend only on the
+// Write writes a payload holding entries to w. The bytes depend only on the
 // set of entries, not on their order: entries are sorted by key and modules
 // by name. Identical blobs are stored once. Blobs of one role (vmlinux, or
 // one module's base or split BTF) share zstd dictionaries made of some of
 // them, so structure common to many kernels is stored once while each entry
-// still decompresses on its own. Encode fails on an entry without arch,
+// still decompresses on its own. Write fails on an entry without arch,
 // release or vmlinux BTF, a duplicate key, or a bad module name.
-func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
+func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if opts == nil {
-		opts = &EncodeOptions{}
+		opts = &Options{}
 	}
 	maxDict := opts.MaxDictSize
 	if maxDict == 0 {
@@ -65,14 +67,14 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 	sorted := slices.Clone(entries)
 	for i := range sorted {
 		e := &sorted[i]
-		e.Key.Arch, _ = NormalizeArch(e.Key.Arch)
+		e.Key.Arch, _ = kernelkey.NormalizeArch(e.Key.Arch)
 		e.Modules = slices.Clone(e.Modules)
 		slices.SortFunc(e.Modules, func(a, b Module) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	slices.SortFunc(sorted, func(a, b Entry) int { return a.Key.Compare(b.Key) })
 
 	b := newBuilder(!opts.noPack)
-	ix := &wireIndex{}
+	ix := &payload.Index{}
 	for i, e := range sorted {
 		if e.Key.Arch == "" || e.Key.Release == "" {
 			return fmt.Errorf("entry %d: key %q lacks arch or release", i, e.Key)
@@ -87,12 +89,12 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 		if err != nil {
 			return fmt.Errorf("entry %s: vmlinux: %w", e.Key, err)
 		}
-		we := wireEntry{
-			key:     [4]uint64{b.str(e.Key.Arch), b.str(e.Key.Release), b.str(e.Key.Distro), b.str(e.Key.Version)},
-			vmlinux: vmlinux,
+		we := payload.EntryRecord{
+			Key:     [4]uint64{b.str(e.Key.Arch), b.str(e.Key.Release), b.str(e.Key.Distro), b.str(e.Key.Version)},
+			VMLinux: vmlinux,
 		}
 		for j, m := range e.Modules {
-			if !validModuleName(m.Name) || len(m.Split) == 0 {
+			if !payload.ValidModuleName(m.Name) || len(m.Split) == 0 {
 				return fmt.Errorf("entry %s: module %d (%q): bad name or no split BTF", e.Key, j, m.Name)
 			}
 			if j > 0 && m.Name == e.Modules[j-1].Name {
@@ -102,42 +104,42 @@ func Encode(w io.Writer, entries []Entry, opts *EncodeOptions) error {
 			if err != nil {
 				return fmt.Errorf("entry %s: module %s: %w", e.Key, m.Name, err)
 			}
-			wm := wireModule{name: b.str(m.Name), split: split}
+			wm := payload.ModuleRecord{Name: b.str(m.Name), Split: split}
 			if len(m.Base) != 0 {
 				base, err := b.blob(m.Base, "base\x00"+m.Name)
 				if err != nil {
 					return fmt.Errorf("entry %s: module %s base: %w", e.Key, m.Name, err)
 				}
-				wm.base = base + 1
+				wm.Base = base + 1
 			}
-			we.modules = append(we.modules, wm)
+			we.Modules = append(we.Modules, wm)
 		}
-		ix.entries = append(ix.entries, we)
+		ix.Entries = append(ix.Entries, we)
 	}
-	ix.strings = b.strings
+	ix.Strings = b.strings
 
 	data, err := b.compress(ix, maxDict)
 	if err != nil {
 		return err
 	}
-	rawIndex := ix.marshal()
-	if len(rawIndex) > maxBlobLen {
-		return fmt.Errorf("index of %d bytes exceeds the %d-byte limit", len(rawIndex), maxBlobLen)
+	rawIndex := ix.Marshal()
+	if len(rawIndex) > payload.MaxBlobLen {
+		return fmt.Errorf("index of %d bytes exceeds the %d-byte limit", len(rawIndex), payload.MaxBlobLen)
 	}
 	index, err := compressPlain(rawIndex)
 	if err != nil {
 		return err
 	}
 
-	out := make([]byte, 0, fixedHeader+len(index)+len(data))
-	out = append(out, Magic...)
-	out = binary.LittleEndian.AppendUint32(out, formatVersion)
+	out := make([]byte, 0, payload.HeaderLen+len(index)+len(data))
+	out = append(out, payload.Magic...)
+	out = binary.LittleEndian.AppendUint32(out, payload.Version)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(rawIndex)))
 	out = append(out, index...)
 	out = append(out, data...)
-	binary.LittleEndian.PutUint32(out[12:], crc32.Checksum(out[16:], castagnoli))
+	binary.LittleEndian.PutUint32(out[12:], payload.Checksum(out[16:]))
 	_, err = w.Write(out)
 	return err
 }
@@ -186,8 +188,8 @@ func (b *builder) str(s string) uint64 {
 }
 
 func (b *builder) blob(raw []byte, group string) (uint64, error) {
-	if len(raw) > maxBlobLen {
-		return 0, fmt.Errorf("%d bytes of BTF exceed the %d-byte limit", len(raw), maxBlobLen)
+	if len(raw) > payload.MaxBlobLen {
+		return 0, fmt.Errorf("%d bytes of BTF exceed the %d-byte limit", len(raw), payload.MaxBlobLen)
 	}
 	sum := sha256.Sum256(raw)
 	if i, ok := b.blobIdx[sum]; ok {
@@ -198,8 +200,8 @@ func (b *builder) blob(raw []byte, group string) (uint64, error) {
 	p := pendingBlob{raw: raw, group: group}
 	if b.pack {
 		// Keep the transform only if it applies and provably reverses.
-		if packed, ok := packBTF(raw); ok {
-			if back, err := unpackBTF(packed, len(raw)); err == nil && bytes.Equal(back, raw) {
+		if packed, ok := payload.Pack(raw); ok {
+			if back, err := payload.Unpack(packed, len(raw)); err == nil && bytes.Equal(back, raw) {
 				p.packed = packed
 			}
 		}
@@ -212,10 +214,10 @@ func (b *builder) blob(raw []byte, group string) (uint64, error) {
 	return i, nil
 }
 
-// compress fills ix.dicts and ix.blobs and returns the data area.
-func (b *builder) compress(ix *wireIndex, maxDict int) ([]byte, error) {
+// compress fills ix.Dicts and ix.Blobs and returns the data area.
+func (b *builder) compress(ix *payload.Index, maxDict int) ([]byte, error) {
 	c := &compressor{ix: ix, blobs: b.blobs}
-	ix.blobs = make([]wireBlob, len(b.blobs))
+	ix.Blobs = make([]payload.BlobRecord, len(b.blobs))
 	for _, g := range b.groups {
 		var err error
 		if maxDict > 0 {
@@ -232,7 +234,7 @@ func (b *builder) compress(ix *wireIndex, maxDict int) ([]byte, error) {
 
 // compressor lays out dictionaries and blobs in the data area.
 type compressor struct {
-	ix          *wireIndex
+	ix          *payload.Index
 	blobs       []pendingBlob
 	data        []byte
 	dictContent [][]byte // by dictionary index
@@ -278,10 +280,10 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		if err != nil {
 			return err
 		}
-		c.ix.dicts = append(c.ix.dicts, wireDict{off: uint64(len(c.data)), n: uint64(len(stored)), rawLen: uint64(len(dict)), base: base})
+		c.ix.Dicts = append(c.ix.Dicts, payload.DictRecord{Off: uint64(len(c.data)), N: uint64(len(stored)), RawLen: uint64(len(dict)), Base: base})
 		c.dictContent = append(c.dictContent, dict)
 		c.data = append(c.data, stored...)
-		dictNo := uint64(len(c.ix.dicts))
+		dictNo := uint64(len(c.ix.Dicts))
 		if base == 0 {
 			bases = append(bases, dictNo)
 		}
@@ -292,7 +294,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		}
 		for i, off := range reps {
 			form := c.blobs[i].form()
-			c.ix.blobs[i] = c.record(i, wireBlob{codec: codecSlice, dict: dictNo, off: off, n: uint64(len(form))})
+			c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecSlice, Dict: dictNo, Off: off, N: uint64(len(form))})
 		}
 		for _, i := range deltas {
 			c.place(i, dictNo, enc)
@@ -312,7 +314,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 			var err error
 			// The dictionary ID is fixed when the dictionary is
 			// flushed; number it ahead.
-			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(len(c.ix.dicts)+1), dict)); err != nil {
+			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(len(c.ix.Dicts)+1), dict)); err != nil {
 				return err
 			}
 		}
@@ -368,20 +370,20 @@ func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, err
 func (c *compressor) place(i, dictNo uint64, enc *zstd.Encoder) {
 	form := c.blobs[i].form()
 	if z := enc.EncodeAll(form, nil); len(z) < len(form) {
-		c.ix.blobs[i] = c.record(i, wireBlob{codec: codecZstd, dict: dictNo, off: uint64(len(c.data)), n: uint64(len(z))})
+		c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecZstd, Dict: dictNo, Off: uint64(len(c.data)), N: uint64(len(z))})
 		c.data = append(c.data, z...)
 		return
 	}
-	c.ix.blobs[i] = c.record(i, wireBlob{codec: codecStored, off: uint64(len(c.data)), n: uint64(len(form))})
+	c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecStored, Off: uint64(len(c.data)), N: uint64(len(form))})
 	c.data = append(c.data, form...)
 }
 
 // record completes w with blob i's lengths.
-func (c *compressor) record(i uint64, w wireBlob) wireBlob {
+func (c *compressor) record(i uint64, w payload.BlobRecord) payload.BlobRecord {
 	p := &c.blobs[i]
-	w.rawLen = uint64(len(p.raw))
+	w.RawLen = uint64(len(p.raw))
 	if p.packed != nil {
-		w.packedLen = uint64(len(p.packed))
+		w.PackedLen = uint64(len(p.packed))
 	}
 	return w
 }
@@ -405,4 +407,25 @@ func compressPlain(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return enc.EncodeAll(b, nil), nil
+}
+
+// Entry is the BTF of one kernel, to be embedded.
+type Entry struct {
+	Key kernelkey.Key
+	// VMLinux is raw (minimized) vmlinux BTF.
+	VMLinux []byte
+	// Modules may be empty.
+	Modules []Module
+}
+
+// Module is the BTF of one kernel module, kept for an entry.
+type Module struct {
+	// Name is the module name as in /sys/kernel/btf/<name>.
+	Name string
+	// Base is distilled base BTF describing the vmlinux types Split
+	// refers to, so Split can be relocated onto another vmlinux. Nil
+	// means Split refers directly to the entry's VMLinux.
+	Base []byte
+	// Split is the module's split BTF.
+	Split []byte
 }

@@ -1,4 +1,4 @@
-package runtime
+package payload
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func readAll(packed []byte, rawLen int) ([]byte, error) {
 
 func TestUnpackReader(t *testing.T) {
 	for name, raw := range packable(t) {
-		packed, _ := packBTF(raw)
+		packed, _ := Pack(raw)
 		got, err := readAll(packed, len(raw))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -29,8 +29,8 @@ func TestUnpackReader(t *testing.T) {
 		}
 	}
 
-	raw := testEntries(t)[0].VMLinux
-	packed, _ := packBTF(raw)
+	raw := minBTF(t)[0].BTF
+	packed, _ := Pack(raw)
 	r, err := newUnpackReader(packed, len(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +45,8 @@ func TestUnpackReader(t *testing.T) {
 }
 
 func TestUnpackRejects(t *testing.T) {
-	raw := testEntries(t)[0].VMLinux
-	packed, _ := packBTF(raw)
+	raw := minBTF(t)[0].BTF
+	packed, _ := Pack(raw)
 	for name, c := range map[string]struct {
 		packed []byte
 		rawLen int
@@ -57,7 +57,7 @@ func TestUnpackRejects(t *testing.T) {
 		"header only":  {packed[:btfHeaderLen], len(raw)},
 		"empty":        {nil, len(raw)},
 	} {
-		if _, err := unpackBTF(c.packed, c.rawLen); err == nil {
+		if _, err := Unpack(c.packed, c.rawLen); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -1,4 +1,4 @@
-package runtime
+package encode
 
 import (
 	"archive/tar"
@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestEncodeBasedDictionaries adds BTF unlike the kernels' (cilium/ebpf's
@@ -14,21 +17,25 @@ import (
 // second dictionary, stored against the first; every blob must still
 // decode to its input.
 func TestEncodeBasedDictionaries(t *testing.T) {
-	m := moduleEntry(t, true).Modules[0]
+	m := testmod(t)
 	entries := append(slices.Clone(testEntries(t)),
-		Entry{Key: Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		Entry{Key: Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
-	a := open(t, encode(t, entries, &EncodeOptions{MaxDictSize: 1}))
+		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	b := encodePayload(t, entries, &Options{MaxDictSize: 1})
+	ix, _, err := payload.ReadIndex(b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	based := false
-	for i := range a.dicts {
-		based = based || a.dicts[i].wire.base != 0
+	for _, d := range ix.Dicts {
+		based = based || d.Base != 0
 	}
 	if !based {
 		t.Fatal("no dictionary stored against another")
 	}
+	p := open(t, b)
 	for _, e := range entries {
-		i, _ := slices.BinarySearchFunc(a.keys, e.Key, Key.Compare)
-		raw, err := a.blob(a.entries[i].vmlinux)
+		raw, err := p.Blob(entry(t, p, e.Key).VMLinux)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,10 +47,10 @@ func TestEncodeBasedDictionaries(t *testing.T) {
 
 func TestEncodeDeterministic(t *testing.T) {
 	entries := testEntries(t)
-	want := encode(t, entries, nil)
+	want := encodePayload(t, entries, nil)
 	shuffled := slices.Clone(entries)
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	if got := encode(t, shuffled, nil); !bytes.Equal(got, want) {
+	if got := encodePayload(t, shuffled, nil); !bytes.Equal(got, want) {
 		t.Fatal("payload depends on entry order")
 	}
 }
@@ -52,23 +59,23 @@ func TestEncodeDeterministic(t *testing.T) {
 // grow by index bytes, not by another copy of the blob.
 func TestEncodeDedup(t *testing.T) {
 	entries := testEntries(t)
-	once := encode(t, entries, nil)
+	once := encodePayload(t, entries, nil)
 	dup := entries[0]
 	dup.Key.Distro = "ubuntu"
-	twice := encode(t, append(slices.Clone(entries), dup), nil)
+	twice := encodePayload(t, append(slices.Clone(entries), dup), nil)
 	if grew := len(twice) - len(once); grew > 64 {
 		t.Errorf("payload grew by %d bytes for a duplicate blob", grew)
 	}
-	a := open(t, twice)
-	s1, err := a.Lookup(entries[0].Key)
+	p := open(t, twice)
+	b1, err := p.Blob(entry(t, p, entries[0].Key).VMLinux)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := a.Lookup(dup.Key)
+	b2, err := p.Blob(entry(t, p, dup.Key).VMLinux)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(typeNames(t, s1.Spec), typeNames(t, s2.Spec)) {
+	if !bytes.Equal(b1, entries[0].VMLinux) || !bytes.Equal(b2, entries[0].VMLinux) {
 		t.Error("duplicate entries decode differently")
 	}
 }
@@ -87,7 +94,7 @@ func TestEncodeRejects(t *testing.T) {
 		"module name":   {badModule},
 		"no vmlinux":    {noBTF},
 	} {
-		if err := Encode(&bytes.Buffer{}, entries, nil); err == nil {
+		if err := Write(&bytes.Buffer{}, entries, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -135,7 +142,7 @@ func TestPayloadSmallerThanTarXZ(t *testing.T) {
 	if !ok {
 		t.Skip("no xz binary")
 	}
-	payload := len(encode(t, entries, nil))
+	payload := len(encodePayload(t, entries, nil))
 	t.Logf("%d kernels: payload %d bytes, tar | xz -9 %d bytes", len(entries), payload, solid)
 	if payload >= solid {
 		t.Errorf("payload of %d bytes is not smaller than tar | xz -9 (%d bytes)", payload, solid)

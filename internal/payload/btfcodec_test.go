@@ -1,4 +1,4 @@
-package runtime
+package payload
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ import (
 func packable(t *testing.T) map[string][]byte {
 	t.Helper()
 	blobs := map[string][]byte{}
-	for _, e := range testEntries(t) {
-		blobs["min "+e.Key.String()] = e.VMLinux
+	for _, k := range minBTF(t) {
+		blobs["min "+k.Key.String()] = k.BTF
 	}
 	for _, k := range kerneltest.Corpus(t) {
 		blobs["full "+k.Name] = k.BTF
@@ -32,11 +32,11 @@ func packable(t *testing.T) map[string][]byte {
 func TestPackRoundTrip(t *testing.T) {
 	for name, raw := range packable(t) {
 		t.Run(name, func(t *testing.T) {
-			packed, ok := packBTF(raw)
+			packed, ok := Pack(raw)
 			if !ok {
 				t.Fatal("transform does not apply")
 			}
-			back, err := unpackBTF(packed, len(raw))
+			back, err := Unpack(packed, len(raw))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,12 +51,12 @@ func TestPackRoundTrip(t *testing.T) {
 // different kernels' minimized BTF share more after packing, measured as
 // the zstd size of one given the other as dictionary.
 func TestPackMakesKernelsAlike(t *testing.T) {
-	entries := testEntries(t)
-	a, b := entries[0].VMLinux, entries[len(entries)-1].VMLinux
-	pa, _ := packBTF(a)
-	pb, _ := packBTF(b)
+	entries := minBTF(t)
+	a, b := entries[0].BTF, entries[len(entries)-1].BTF
+	pa, _ := Pack(a)
+	pb, _ := Pack(b)
 	delta := func(dict, in []byte) int {
-		enc, err := newEncoder(zstd.WithEncoderDictRaw(1, dict))
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderDictRaw(1, dict))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestPackMakesKernelsAlike(t *testing.T) {
 }
 
 func TestPackDeclines(t *testing.T) {
-	raw := testEntries(t)[0].VMLinux
+	raw := minBTF(t)[0].BTF
 	bigEndian := bytes.Clone(raw)
 	bigEndian[0], bigEndian[1] = bigEndian[1], bigEndian[0]
 	badKind := bytes.Clone(raw)
@@ -89,8 +89,14 @@ func TestPackDeclines(t *testing.T) {
 		"bad kind":       badKind,
 		"trailing":       append(bytes.Clone(raw), 0),
 	} {
-		if _, ok := packBTF(in); ok {
+		if _, ok := Pack(in); ok {
 			t.Errorf("%s: transform applied", name)
 		}
 	}
+}
+
+// minBTF is the minimized BTF of the testdata kernels.
+func minBTF(tb testing.TB) []kerneltest.MinKernel {
+	tb.Helper()
+	return kerneltest.MinBTF(tb, kerneltest.MinBTFDir())
 }

@@ -1,4 +1,4 @@
-package runtime
+package payload
 
 import (
 	"encoding/binary"
@@ -162,8 +162,8 @@ func (u *unpacker) next() ([]byte, error) {
 	return nil, io.EOF
 }
 
-// unpackBTF reverses packBTF. rawLen is the expected size of the result.
-func unpackBTF(packed []byte, rawLen int) ([]byte, error) {
+// Unpack reverses Pack. rawLen is the expected size of the result.
+func Unpack(packed []byte, rawLen int) ([]byte, error) {
 	u, err := newUnpacker(packed, rawLen)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,29 @@
+package payload
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzUnpackBTF feeds mutated packed BTF to the column decoder, which must
+// return an error or BTF of the announced length, and agree with the
+// streaming reader.
+func FuzzUnpackBTF(f *testing.F) {
+	for _, k := range minBTF(f)[:2] {
+		packed, _ := Pack(k.BTF)
+		f.Add(packed, len(k.BTF))
+	}
+	f.Fuzz(func(t *testing.T, packed []byte, rawLen int) {
+		if rawLen < 0 || rawLen > 1<<20 {
+			return
+		}
+		raw, err := Unpack(packed, rawLen)
+		if err == nil && len(raw) != rawLen {
+			t.Fatalf("unpacked %d bytes, announced %d", len(raw), rawLen)
+		}
+		read, rerr := readAll(packed, rawLen)
+		if (err == nil) != (rerr == nil) || err == nil && !bytes.Equal(read, raw) {
+			t.Fatalf("reader and Unpack disagree: %v, %v", rerr, err)
+		}
+	})
+}

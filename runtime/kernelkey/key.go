@@ -1,0 +1,70 @@
+package kernelkey
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Key identifies one kernel build: what the generator embeds BTF for, what
+// a corpus holds, and what the runtime looks up for the running kernel.
+type Key struct {
+	// Arch is the kernel's architecture as BTFHub names it ("x86_64",
+	// "arm64", ...); see NormalizeArch.
+	Arch string
+	// Release is the kernel release, as uname -r prints it.
+	Release string
+	// Distro and Version are ID and VERSION_ID from the distribution's
+	// os-release file ("debian", "12"). Either may be empty when nothing
+	// tells them.
+	Distro, Version string
+}
+
+// String formats the key as arch/release plus the distribution if known:
+// "x86_64/6.1.0-47-amd64 (debian 12)". It is the one spelling of a kernel
+// in tables, listings and errors.
+func (k Key) String() string {
+	s := k.Arch + "/" + k.Release
+	if k.Distro != "" || k.Version != "" {
+		s += " (" + strings.TrimSpace(k.Distro+" "+k.Version) + ")"
+	}
+	return s
+}
+
+// Compare orders keys by arch, release, distro and version: the order of
+// a payload's entries, so all builds of one release are neighbours.
+func (k Key) Compare(o Key) int {
+	for _, p := range [][2]string{{k.Arch, o.Arch}, {k.Release, o.Release}, {k.Distro, o.Distro}, {k.Version, o.Version}} {
+		if c := strings.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// ErrBadPathElement is wrapped by ValidatePathElement's errors.
+var ErrBadPathElement = errors.New("not a safe path element")
+
+// ValidatePathElement checks that s, a release, distribution, version or
+// architecture string read from untrusted input (an image banner, a
+// package's control file, os-release), can name one directory or file: it
+// is not empty, not "." or "..", and holds only ASCII letters, digits and
+// . - _ + ~ (every character seen in distribution kernel releases, and no
+// separator, space or control character). Every place that turns such a
+// string into a path element calls it, so no path built from file contents
+// leaves its root.
+func ValidatePathElement(s string) error {
+	if s == "" || s == "." || s == ".." {
+		return fmt.Errorf("%q: %w", s, ErrBadPathElement)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '-', c == '_', c == '+', c == '~':
+		default:
+			return fmt.Errorf("%q: byte %#x at %d: %w", s, c, i, ErrBadPathElement)
+		}
+	}
+	return nil
+}
