@@ -218,6 +218,9 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := k.checkNames(); err != nil {
+		return nil, nil, err
+	}
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return nil, nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -51,19 +52,22 @@ func WriteKernel(dir string, k *Kernel) (string, error) {
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
 	}
-	for _, el := range []string{k.Key.Arch, k.Key.Release, orUnknown(k.Key.Distro), orUnknown(k.Key.Version)} {
-		if err := kernelkey.ValidatePathElement(el); err != nil {
+	if err := k.checkNames(); err != nil {
+		return "", fmt.Errorf("write kernel %s: %w", k.Key, err)
+	}
+	file, mods := KernelPath(dir, k.Key), ModulesPath(dir, k.Key)
+	for _, p := range []string{file, mods} {
+		if err := within(dir, p); err != nil {
 			return "", fmt.Errorf("write kernel %s: %w", k.Key, err)
 		}
 	}
-	file := KernelPath(dir, k.Key)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return "", err
 	}
 	var out atomicfile.Set
 	defer out.Abort()
 	if len(k.Modules) > 0 {
-		err := out.AddDir(ModulesPath(dir, k.Key), func(tmp string) error { return writeModules(tmp, k.Modules) })
+		err := out.AddDir(mods, func(tmp string) error { return writeModules(tmp, k.Modules) })
 		if err != nil {
 			return "", err
 		}
@@ -78,6 +82,16 @@ func WriteKernel(dir string, k *Kernel) (string, error) {
 		return "", err
 	}
 	return file, nil
+}
+
+// within checks that path stays under root once both are cleaned: the
+// last guard against a path element that walks out of the corpus.
+func within(root, path string) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s is outside the corpus root %s", path, root)
+	}
+	return nil
 }
 
 var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
