@@ -18,8 +18,8 @@ import (
 type hostileCase struct {
 	name  string
 	files func(tb testing.TB, dir string, size int64) []string // relative paths written
-	run   func(dir string) []string                           // in the child: one line per outcome
-	want  []string                                            // substrings of the child's output
+	run   func(dir string) []string                            // in the child: one line per outcome
+	want  []string                                             // substrings of the child's output
 }
 
 func hostileCases() []hostileCase {
@@ -169,4 +169,3 @@ func TestHostileMemory(t *testing.T) {
 		})
 	}
 }
-
