@@ -118,6 +118,29 @@ func (l *lease) release(n int64) {
 // close gives back everything the lease holds.
 func (l *lease) close() { l.release(l.held) }
 
+// freeChunks holds chunks no reader uses, for the next: chunks are made
+// only when none is free, and only after the budget granted them, so
+// there are never more than memoryBudget/chunkSize of them, and a bomb
+// that fails leaves reusable chunks rather than garbage that the next
+// readers' fresh allocations would pile onto before a collection.
+var freeChunks = make(chan []byte, memoryBudget/chunkSize)
+
+func getChunk() []byte {
+	select {
+	case c := <-freeChunks:
+		return c
+	default:
+		return make([]byte, chunkSize)
+	}
+}
+
+func putChunk(c []byte) {
+	select {
+	case freeChunks <- c:
+	default:
+	}
+}
+
 // fill reads into p until it is full or r fails; unlike io.ReadFull it
 // passes on r's own io.ErrUnexpectedEOF (a truncated stream) as an error
 // and returns io.EOF, with the bytes read, at the end of r.
@@ -154,26 +177,35 @@ func readAllLimit(r io.Reader, limit int64) ([]byte, error) {
 // ErrTooLarge, after holding at most limit bytes.
 func readCapped(r io.Reader, limit int64) (data []byte, release func(), err error) {
 	l := sharedBudget.lease()
-	defer func() {
-		if err != nil {
-			l.close()
-		}
-	}()
 	var (
 		chunks [][]byte
 		total  int64
 	)
+	// Chunks go back to the free list before their budget is released,
+	// so no reader makes a new chunk while a free one is on its way.
+	putChunks := func() {
+		for _, c := range chunks {
+			putChunk(c[:chunkSize])
+		}
+		chunks = nil
+	}
+	defer func() {
+		if err != nil {
+			putChunks()
+			l.close()
+		}
+	}()
 	for {
 		if err := l.acquire(chunkSize); err != nil {
 			return nil, nil, err
 		}
-		c := make([]byte, chunkSize)
+		c := getChunk()
 		n, err := fill(r, c)
 		total += int64(n)
+		chunks = append(chunks, c[:n])
 		if total > limit {
 			return nil, nil, fmt.Errorf("more than %d MiB: %w", limit>>20, ErrTooLarge)
 		}
-		chunks = append(chunks, c[:n])
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -181,20 +213,21 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 			return nil, nil, err
 		}
 	}
-	if len(chunks) == 1 {
-		// One chunk: give back what it does not use by copying the data
-		// out of it, as small inputs are the common case.
-		data = append([]byte(nil), chunks[0]...)
-		l.release(chunkSize - total)
-		return data, l.close, nil
-	}
-	if err := l.acquire(total); err != nil {
-		return nil, nil, err
+	// One piece for the caller, charged until it releases it.
+	if len(chunks) > 1 {
+		if err := l.acquire(total); err != nil {
+			return nil, nil, err
+		}
 	}
 	data = make([]byte, 0, total)
 	for _, c := range chunks {
 		data = append(data, c...)
 	}
-	l.release(int64(len(chunks)) * chunkSize)
+	n := int64(len(chunks)) * chunkSize
+	if len(chunks) == 1 {
+		n -= total // the chunk's charge now stands for data
+	}
+	putChunks()
+	l.release(n)
 	return data, l.close, nil
 }
