@@ -194,3 +194,29 @@ func TestTwoBTFMembers(t *testing.T) {
 		t.Fatalf("error %v, want one naming both members", err)
 	}
 }
+
+// TestModuleNotSplitOverKernel puts BTF that is not split BTF over the
+// kernel in its modules directory: standalone BTF (another vmlinux) and
+// split BTF over another kernel. Each is reported, naming the file.
+func TestModuleNotSplitOverKernel(t *testing.T) {
+	dir := t.TempDir()
+	k := testKernels[0].key
+	kdir := filepath.Join(dir, k.Distro, k.Version, k.Arch)
+	copyFile(t, filepath.Join(testCorpus, k.Distro, k.Version, k.Arch, k.Release+".btf.tar.xz"), filepath.Join(kdir, k.Release+".btf.tar.xz"))
+	mods := filepath.Join(kdir, k.Release+".modules")
+	writeFile(t, filepath.Join(mods, "standalone.btf"), hubBTF(t, testKernels[1].key))
+	writeFile(t, filepath.Join(mods, "other.btf"), splitBTF(t))
+	kernels, errs := collect(t, []string{dir}, nil)
+	if len(kernels) != 1 || len(kernels[0].Modules) != 0 {
+		t.Fatalf("read %d kernels (%+v), errors %v; want the kernel without modules", len(kernels), kernels[0].Modules, errs)
+	}
+	for _, name := range []string{"standalone.btf", "other.btf"} {
+		found := false
+		for _, err := range errs {
+			found = found || strings.Contains(err.Error(), filepath.Join(mods, name)+": split BTF over the kernel's vmlinux")
+		}
+		if !found {
+			t.Errorf("no error for %s in %v", name, errs)
+		}
+	}
+}

@@ -58,7 +58,11 @@ func moduleBTF(file string, data []byte) ([]byte, error) {
 
 // checkModule validates a module's split BTF over its kernel's vmlinux.
 func checkModule(btf []byte, base *btfSpec) error {
-	if _, err := parseBTF(btf, base); err != nil {
+	s, err := parseBTF(btf, base)
+	if err == nil {
+		err = s.CheckSplitNames()
+	}
+	if err != nil {
 		return fmt.Errorf("split BTF over the kernel's vmlinux: %w", err)
 	}
 	return nil
