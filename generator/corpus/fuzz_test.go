@@ -53,13 +53,15 @@ func FuzzFindImageBTF(f *testing.F) {
 // vmlinux or module, raw BTF, kernel images): errors, never panics, and
 // the BTF it returns is whole.
 func FuzzReadBTF(f *testing.F) {
-	ko, err := os.ReadFile(testModule.file)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(ko)
+	// Small seeds with the structure of each form, so that mutations are
+	// cheap: a compressed module, raw split BTF, a vmlinux, a BTFHub
+	// archive.
+	ko := makeELF(elf.EM_X86_64, elfSec{".BTF", splitBTF(f)})
+	f.Add(compressors[formatXZ](f, ko))
+	f.Add(compressors[formatZstd](f, ko))
 	f.Add(splitBTF(f))
 	f.Add(vmlinuxELF(f, elf.EM_X86_64))
+	f.Add(tarXZ(f, elfSec{"6.1.0-1-amd64.btf", smallBTF(f)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := fileBTF(data)
 		if err != nil {
