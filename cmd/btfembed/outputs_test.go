@@ -102,6 +102,8 @@ func TestNothingDroppedSilently(t *testing.T) {
 		{"unknown arch", gen("-corpus", btfhub, "-arch", "arm46"), `"arm46"`, ""},
 		{"bad kernels glob", gen("-corpus", btfhub, "-kernels", "["), `"["`, ""},
 		{"filters leave nothing", gen("-corpus", btfhub, "-arch", "arm64", "-kernels", "6.12.*"), `arch filter [arm64] removed 3, the kernels pattern "6.12.*" removed 1`, ""},
+		{"unknown arch to corpus ls", []string{"corpus", "ls", "-arch", "arm46", btfhub}, `"arm46"`, ""},
+		{"bad release glob to corpus ls", []string{"corpus", "ls", "-release", "[", btfhub}, `"["`, ""},
 		{"non-BPF ELF to min", []string{"min", kernel, filepath.Join(dir, "o.btf"), "/proc/self/exe"}, "not a BPF object", ""},
 		{"bad base to distill", []string{"distill", "-B", filepath.Join(btfhub, "debian", "12", "arm64", "6.1.0-57-arm64.btf.tar.xz"),
 			conntrack612, filepath.Join(dir, "b"), filepath.Join(dir, "s")}, "-B " + filepath.Join(btfhub, "debian", "12", "arm64"), ""},
