@@ -12,13 +12,17 @@ require (
 	github.com/ulikunitz/xz v0.5.15
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	golang.org/x/tools v0.52.0
 )
 
 require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 )
 
-tool github.com/btfembed/btfembed/cmd/btfembed
+tool (
+	github.com/btfembed/btfembed/cmd/btfembed
+	golang.org/x/tools/cmd/stringer
+)

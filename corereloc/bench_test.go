@@ -28,7 +28,7 @@ func BenchmarkMinimize(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := Match(loaded, []*rawbtf.Spec{spec})
+				res, err := match(loaded, []*rawbtf.Spec{spec})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func BenchmarkMatch(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Match(objs, []*rawbtf.Spec{spec})
+		res, err := match(objs, []*rawbtf.Spec{spec})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,10 +6,12 @@
 //
 // The pipeline is
 //
-//	objs, _ := corereloc.Load("prog.o")                // .BTF + .BTF.ext
-//	res, _ := corereloc.Match(objs, []*rawbtf.Spec{vmlinux, module...})
+//	objs, _ := corereloc.Load("prog.o")                   // .BTF + .BTF.ext
+//	vmlinux, _ := corereloc.NewTarget(vmlinuxBTF, nil)    // raw kernel BTF
+//	module, _ := corereloc.NewTarget(moduleBTF, vmlinux)  // split over it
+//	res, _ := corereloc.Match(objs, []*corereloc.Target{vmlinux, module})
 //	vmlinuxMin, modulesMin, _ := corereloc.Minimize(res)
-//	mismatches, _ := corereloc.Verify(paths, full, min)  // the oracle
+//	mismatches, _ := corereloc.Verify(paths, full, min)   // the oracle
 //
 // Load reads clang's .BTF.ext records (struct bpf_core_relo in the
 // kernel's include/uapi/linux/bpf.h; the format is described in
@@ -26,10 +28,14 @@
 // decode only those types: a kernel is indexed in one pass, never decoded
 // whole.
 //
-// Minimize keeps every candidate that fits at least one relocation, with
-// what its computations read, so that every relocation gives the same
-// fixup, miss or error with the output as with the full BTF, for cilium/ebpf.
-// Where that needs more or less than bpftool keeps, docs/min-core-btf.md
-// says why. Verify is the judge: it runs cilium/ebpf's own
-// btf.CORERelocate against both BTFs and reports every difference.
+// Minimize keeps every candidate that fits at least one relocation (but
+// those another candidate decides for alike), with what its computations
+// read, so that every relocation gives the same fixup, miss or error with
+// the output as with the full BTF, for cilium/ebpf and for libbpf: where
+// the two search differently (libbpf looks for members depth first, with
+// another depth limit), it keeps the path each one takes. Where that needs
+// more or less than bpftool keeps, docs/min-core-btf.md says why. Verify
+// is the judge: it runs cilium/ebpf's own btf.CORERelocate against both
+// BTFs and reports every difference; the tests let libbpf judge too
+// (internal/libbpftest).
 package corereloc

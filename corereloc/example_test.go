@@ -1,46 +1,36 @@
 package corereloc_test
 
 import (
-	"debug/elf"
+	"bytes"
 	"fmt"
-	"path/filepath"
+	"os"
+
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
-	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// Minimize cilium/ebpf's relocs_read test object for its target BTF.
+// Minimize the BTF of one kernel for an object's CO-RE relocations, as
+// bpftool gen min_core_btf does.
 func Example() {
-	testdata, err := kerneltest.CiliumTestdataDir()
+	objs, err := corereloc.Load("../testdata/objects/fields-el.o")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	objs, err := corereloc.Load(filepath.Join(testdata, "relocs_read-el.elf"))
+	// The target is raw kernel BTF such as /sys/kernel/btf/vmlinux; here a
+	// Debian kernel's, already minimized for another agent.
+	raw, err := os.ReadFile("../testdata/minbtf/debian/12/x86_64/6.1.0-47-amd64.btf")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	// The target is a raw BTF blob such as /sys/kernel/btf/vmlinux; here
-	// the .BTF of the object cilium/ebpf's tests relocate against.
-	f, err := elf.Open(filepath.Join(testdata, "relocs_read_tgt-el.elf"))
+	vmlinux, err := corereloc.NewTarget(raw, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer f.Close()
-	kernel, err := f.Section(".BTF").Data()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	target, err := rawbtf.Parse(kernel, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	res, err := corereloc.Match(objs, []*rawbtf.Spec{target})
+	res, err := corereloc.Match(objs, []*corereloc.Target{vmlinux})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,10 +46,18 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	spec, _ := rawbtf.Parse(min, nil)
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(min))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	types := 0
+	for range spec.All() {
+		types++
+	}
 	fmt.Printf("%d relocations: %d resolved, %d missing\n", len(objs[0].Relocations), counts[corereloc.Resolved], counts[corereloc.Missing])
-	fmt.Printf("minimized BTF: %d types, %d bytes\n", spec.NextID()-1, len(min))
+	fmt.Printf("minimized BTF: %d types, %d bytes\n", types, len(min))
 	// Output:
-	// 47 relocations: 44 resolved, 3 missing
-	// minimized BTF: 11 types, 367 bytes
+	// 25 relocations: 9 resolved, 16 missing
+	// minimized BTF: 13 types, 414 bytes
 }

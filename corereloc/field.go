@@ -71,6 +71,7 @@ func (w *walker) findField(localT node, acc []int, cand node) (field, field, err
 
 	var localMaybeFlex, targetMaybeFlex bool
 	var lastFound found // the target member found last, to keep its successor
+	targetSpecLen := 1  // libbpf's target spec: the first index so far
 	for i, a := range acc[1:] {
 		lt, err := w.underlying(local.typ)
 		if err != nil {
@@ -100,6 +101,7 @@ func (w *walker) findField(localT node, acc []int, cand node) (field, field, err
 			if !ok {
 				return field{}, field{}, fmt.Errorf("target not composite: %w", errImpossible)
 			}
+			targetSpecLen = w.libbpfFindMember(tt, lm.Name, targetSpecLen)
 			fm, err := w.findMember(tt, lm.Name)
 			if err != nil {
 				return field{}, field{}, err
@@ -149,6 +151,7 @@ func (w *walker) findField(localT node, acc []int, cand node) (field, field, err
 				}
 				return field{}, field{}, errors.New("target type has invalid flexible array")
 			}
+			targetSpecLen++
 			if la.Nelems > 0 && a >= int(la.Nelems) {
 				return field{}, field{}, fmt.Errorf("invalid access of array at index %d", a)
 			}

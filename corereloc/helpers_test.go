@@ -126,7 +126,7 @@ func matchObjects(tb testing.TB, objPaths []string, targets ...*rawbtf.Spec) *Re
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := Match(objs, targets)
+	res, err := match(objs, targets)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,18 +12,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // Relocation is one CO-RE relocation record of an object's .BTF.ext.
 type Relocation struct {
-	Object   string        // path of the object, as given to Load
-	Section  string        // ELF section of the instruction ("kprobe/do_exit", ".text")
-	Program  string        // function symbol holding the instruction, "" if none
-	InsnOff  uint32        // byte offset of the instruction in Section
-	TypeID   rawbtf.TypeID // local type, an ID in the object's .BTF
-	TypeName string        // name of the local type ("task_struct___old")
-	Access   string        // access string ("0:1:2"), "0" for type kinds
+	Object   string     // path of the object, as given to Load
+	Section  string     // ELF section of the instruction ("kprobe/do_exit", ".text")
+	Program  string     // function symbol holding the instruction, "" if none
+	InsnOff  uint32     // byte offset of the instruction in Section
+	TypeID   btf.TypeID // local type, an ID in the object's .BTF
+	TypeName string     // name of the local type ("task_struct___old")
+	Access   string     // access string ("0:1:2"), "0" for type kinds
 	Kind     Kind
 
 	accessor []int // Access parsed
@@ -39,8 +41,9 @@ func (r *Relocation) String() string {
 type Object struct {
 	Path        string
 	ByteOrder   binary.ByteOrder
-	BTF         *rawbtf.Spec // nil if the object has no .BTF
 	Relocations []Relocation
+
+	btf *rawbtf.Spec // nil if the object has no .BTF
 }
 
 // Load reads the CO-RE relocations of the BPF ELF objects at paths. An
@@ -117,17 +120,17 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 		}
 		return obj, nil
 	}
-	obj.BTF, err = rawbtf.Parse(btfData, nil)
+	obj.btf, err = rawbtf.Parse(btfData, nil)
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF: %w", err)
 	}
-	if obj.BTF.ByteOrder() != f.ByteOrder {
-		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.BTF.ByteOrder(), f.ByteOrder)
+	if obj.btf.ByteOrder() != f.ByteOrder {
+		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.btf.ByteOrder(), f.ByteOrder)
 	}
 	if extData == nil {
 		return obj, nil
 	}
-	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.BTF)
+	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.btf)
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF.ext: %w", err)
 	}
@@ -199,21 +202,20 @@ func sectionData(f *elf.File, name string, fileSize int64) ([]byte, error) {
 }
 
 // .BTF.ext layout (struct btf_ext_header in tools/lib/bpf/libbpf_internal.h):
-// magic u16, version u8, flags u8, hdr_len u32, func_info_off/len,
+// magic u16 (BTF's), version u8, flags u8, hdr_len u32, func_info_off/len,
 // line_info_off/len, then, if hdr_len covers them, core_relo_off/len.
 // Offsets count from the end of the header.
 const (
 	extHeaderMinLen  = 24
 	extHeaderCORELen = 32
 	coreReloSize     = 16 // struct bpf_core_relo: insn_off, type_id, access_str_off, kind
-	btfMagic         = 0xeb9f
 )
 
 func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
 	if len(data) < extHeaderMinLen {
 		return nil, fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
 	}
-	if magic := bo.Uint16(data); magic != btfMagic {
+	if magic := bo.Uint16(data); magic != rawbtf.Magic {
 		return nil, fmt.Errorf("offset 0: bad magic %#x", magic)
 	}
 	if v := data[2]; v != 1 {
@@ -284,7 +286,7 @@ func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec
 		Object:  obj,
 		Section: sec,
 		InsnOff: bo.Uint32(b),
-		TypeID:  rawbtf.TypeID(bo.Uint32(b[4:])),
+		TypeID:  btf.TypeID(bo.Uint32(b[4:])),
 		Kind:    Kind(bo.Uint32(b[12:])),
 	}
 	if !r.Kind.valid() {

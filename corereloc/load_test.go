@@ -95,8 +95,8 @@ func TestLoadWithoutRelocations(t *testing.T) {
 			if n := len(objs[0].Relocations); n != 0 {
 				t.Errorf("%d relocations", n)
 			}
-			if (objs[0].BTF != nil) != tc.wantBTF {
-				t.Errorf("BTF present: %v, want %v", objs[0].BTF != nil, tc.wantBTF)
+			if (objs[0].btf != nil) != tc.wantBTF {
+				t.Errorf("BTF present: %v, want %v", objs[0].btf != nil, tc.wantBTF)
 			}
 		})
 	}
@@ -196,7 +196,7 @@ func FuzzMatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := Match([]*Object{obj}, []*rawbtf.Spec{tgt})
+		res, err := match([]*Object{obj}, []*rawbtf.Spec{tgt})
 		if err != nil {
 			t.Fatal(err)
 		}

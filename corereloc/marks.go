@@ -54,10 +54,7 @@ func (m marks) close(targets []*rawbtf.Spec) error {
 		if id == 0 {
 			return
 		}
-		if spec > 0 && id < targets[spec].FirstID() {
-			spec = 0
-		}
-		k := key{spec, id}
+		k := keyOf(targets, spec, id)
 		if _, ok := m[k]; !ok {
 			m[k] = &typeMarks{}
 			work = append(work, k)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -45,9 +47,9 @@ func (s Status) String() string {
 
 // TypeRef names a target type.
 type TypeRef struct {
-	Target int // index in the targets given to Match
-	ID     rawbtf.TypeID
-	Kind   rawbtf.Kind
+	Target int        // index in the targets given to Match
+	ID     btf.TypeID // in that target's BTF
+	Kind   string     // BTF kind name: "struct", "enum", "typedef", ...
 	Name   string
 }
 
@@ -66,11 +68,11 @@ type Outcome struct {
 // (vmlinux and modules), and what of the kernel's BTF they need.
 type Result struct {
 	Objects []*Object
-	Targets []*rawbtf.Spec
 	// Outcomes[i][j] is the outcome of Objects[i].Relocations[j].
 	Outcomes [][]Outcome
 
-	marks marks
+	targets []*rawbtf.Spec
+	marks   marks
 	// pending are type mismatches whose log was not merged: Minimize
 	// checks they still fail on the minimized BTF.
 	pending []pending
@@ -115,10 +117,20 @@ type candResult struct {
 // is for unusable targets.
 //
 // Besides outcomes, Match records what of the targets the relocations
-// depend on: every candidate that fits at least one relocation, and the
-// types, members and enumerators each computation read. Minimize builds
-// the BTF from that.
-func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
+// depend on: every candidate that fits at least one relocation and is not
+// dominated by another (see dominated), and the types, members and
+// enumerators each computation read, for cilium/ebpf's and libbpf's way
+// of computing it. Minimize builds the BTF from that.
+func Match(objs []*Object, targets []*Target) (*Result, error) {
+	specs := make([]*rawbtf.Spec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.spec
+	}
+	return match(objs, specs)
+}
+
+// match is Match on parsed BTF.
+func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("no target BTF")
 	}
@@ -131,7 +143,7 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		}
 	}
 	bo := targets[0].ByteOrder()
-	res := &Result{Objects: objs, Targets: targets, Outcomes: make([][]Outcome, len(objs))}
+	res := &Result{Objects: objs, targets: targets, Outcomes: make([][]Outcome, len(objs))}
 	byName := make(map[string][]reloRef)
 	for i, obj := range objs {
 		res.Outcomes[i] = make([]Outcome, len(obj.Relocations))
@@ -174,13 +186,14 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for k := range table {
 			table[k] = make([]candResult, len(cands))
 		}
+		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
 			var fails []pending
 			for k, ref := range refs {
 				r := &objs[ref.obj].Relocations[ref.idx]
-				w.local = objs[ref.obj].BTF
+				w.local = objs[ref.obj].btf
 				w.log = w.log[:0]
 				cand, err := w.typ(c.spec, c.id)
 				var f fixup
@@ -200,16 +213,66 @@ func Match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				}
 			}
 			if keep {
-				res.marks.merge(logs)
+				fitLogs[ci] = logs
 			}
 			// A dropped candidate may still be in the output, as the
 			// type of something kept: check its mismatches too.
 			res.pending = append(res.pending, fails...)
 		}
+		for ci, logs := range fitLogs {
+			if logs != nil && !dominated(table, ci) {
+				res.marks.merge(logs)
+			}
+		}
 		res.score(refs, cands, table)
 	}
 	res.failPrograms()
 	return res, nil
+}
+
+// dominated reports whether another candidate decides every relocation
+// that candidate ci fits the same way, and every one ci misses either the
+// same way or by fitting it. Such a candidate changes no decision:
+//   - cilium/ebpf: in each group ci scores no better than its dominator;
+//     where it scores the same, both fit the same relocations with the same
+//     fixups and miss the others alike, so the tie agrees.
+//   - libbpf: every relocation ci fits, its dominator fits alike, so the
+//     fitting candidates still agree, and narrowing the candidate list to
+//     those that fit a relocation drops ci whenever it drops the dominator.
+//
+// Of candidates that decide everything alike, the first one is kept. A
+// candidate with an error anywhere is never dropped nor a dominator.
+func dominated(table [][]candResult, ci int) bool {
+	if len(table) == 0 {
+		return false
+	}
+	for cj := range table[0] {
+		if cj == ci {
+			continue
+		}
+		dominates, alike := true, true
+		for _, row := range table {
+			c, d := row[ci], row[cj]
+			if c.err != nil || d.err != nil {
+				return false
+			}
+			switch {
+			case c.fix == d.fix:
+			case c.fix.failed() && !d.fix.failed():
+				alike = false // cj fits where ci misses
+			default:
+				dominates = false
+			}
+			if !dominates {
+				break
+			}
+		}
+		// Alike candidates dominate each other: keep the first.
+		if dominates && (!alike || cj < ci) {
+			return true
+		}
+	}
+	return false
 }
 
 // failPrograms marks Failed every relocation of a program in which one
@@ -298,8 +361,8 @@ func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
 			})
 		default:
 			c := cands[best]
-			t, _ := res.Targets[c.spec].Type(c.id)
-			ref := TypeRef{Target: c.spec, ID: c.id, Kind: t.Kind, Name: t.Name}
+			t, _ := res.targets[c.spec].Type(c.id)
+			ref := TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
 			set(func(k int) Outcome {
 				f := table[k][best].fix
 				st := Resolved

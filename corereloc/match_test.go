@@ -84,7 +84,7 @@ func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Match(objs, []*rawbtf.Spec{raw})
+	res, err := match(objs, []*rawbtf.Spec{raw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestOracleCatchesDroppedMembers(t *testing.T) {
 	}
 	k := kernels(t)[0]
 	raw, full := kernelSpecs(t, k)
-	res, err := Match(objs, []*rawbtf.Spec{raw})
+	res, err := match(objs, []*rawbtf.Spec{raw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestMatchConcurrent(t *testing.T) {
 	want := make([][]byte, len(ks))
 	for i, k := range ks {
 		raw, _ := kernelSpecs(t, k)
-		res, err := Match(objs, []*rawbtf.Spec{raw})
+		res, err := match(objs, []*rawbtf.Spec{raw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestMatchConcurrent(t *testing.T) {
 	for i, k := range ks {
 		raw, _ := kernelSpecs(t, k)
 		wg.Go(func() {
-			res, err := Match(objs, []*rawbtf.Spec{raw})
+			res, err := match(objs, []*rawbtf.Spec{raw})
 			if err == nil {
 				got[i], _, err = Minimize(res)
 			}

@@ -65,7 +65,7 @@ type minimized struct {
 // the full BTF.
 func (out *minimized) fits(res *Result, p pending) (bool, error) {
 	obj := res.Objects[p.ref.obj]
-	w := &walker{local: obj.BTF, targets: out.specs}
+	w := &walker{local: obj.btf, targets: out.specs}
 	id, ok := out.newIDs[p.cand.spec][p.cand.id]
 	if !ok {
 		return false, nil // not in the output: no candidate there
@@ -74,7 +74,7 @@ func (out *minimized) fits(res *Result, p pending) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := w.calcFixup(&obj.Relocations[p.ref.idx], res.Targets[0].ByteOrder(), cand)
+	f, err := w.calcFixup(&obj.Relocations[p.ref.idx], res.targets[0].ByteOrder(), cand)
 	return err != nil || !f.failed(), nil
 }
 
@@ -87,11 +87,11 @@ func build(res *Result, extra []touch) (*minimized, error) {
 		m[k] = &cp
 	}
 	m.merge(extra)
-	if err := m.close(res.Targets); err != nil {
+	if err := m.close(res.targets); err != nil {
 		return nil, err
 	}
 
-	n := len(res.Targets)
+	n := len(res.targets)
 	perSpec := make([][]rawbtf.TypeID, n)
 	for k := range m {
 		perSpec[k.spec] = append(perSpec[k.spec], k.id)
@@ -101,7 +101,7 @@ func build(res *Result, extra []touch) (*minimized, error) {
 		specs:  make([]*rawbtf.Spec, n),
 		newIDs: make([]map[rawbtf.TypeID]rawbtf.TypeID, n),
 	}
-	bo := res.Targets[0].ByteOrder()
+	bo := res.targets[0].ByteOrder()
 	for i, ids := range perSpec {
 		slices.SortFunc(ids, cmp.Compare)
 		var base *rawbtf.Spec
@@ -115,7 +115,7 @@ func build(res *Result, extra []touch) (*minimized, error) {
 		for j, old := range ids {
 			out.newIDs[i][old] = first + rawbtf.TypeID(j)
 		}
-		blob, err := encode(rawbtf.NewEncoder(bo, base), res.Targets, i, ids, m, out.newIDs)
+		blob, err := encode(rawbtf.NewEncoder(bo, base), res.targets, i, ids, m, out.newIDs)
 		if err != nil {
 			return nil, fmt.Errorf("target %d: %w", i, err)
 		}
@@ -131,11 +131,7 @@ func build(res *Result, extra []touch) (*minimized, error) {
 // encode adds the kept types ids of target spec, in order, to enc.
 func encode(enc *rawbtf.Encoder, targets []*rawbtf.Spec, spec int, ids []rawbtf.TypeID, m marks, newIDs []map[rawbtf.TypeID]rawbtf.TypeID) ([]byte, error) {
 	remap := func(id rawbtf.TypeID) rawbtf.TypeID {
-		s := spec
-		if s > 0 && id < targets[s].FirstID() {
-			s = 0
-		}
-		return newIDs[s][id] // 0 (void) if not kept
+		return newIDs[keyOf(targets, spec, id).spec][id] // 0 (void) if not kept
 	}
 	for _, id := range ids {
 		t, err := targets[spec].Type(id)

@@ -85,7 +85,7 @@ func TestOracleModules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Match(objs, []*rawbtf.Spec{raw, rawMod})
+			res, err := match(objs, []*rawbtf.Spec{raw, rawMod})
 			if err != nil {
 				t.Fatal(err)
 			}

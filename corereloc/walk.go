@@ -28,6 +28,16 @@ type key struct {
 	id   rawbtf.TypeID
 }
 
+// keyOf is the key of type id as seen from target spec: a module's
+// reference below its first ID is to a vmlinux type, which belongs to
+// spec 0 whichever module refers to it.
+func keyOf(targets []*rawbtf.Spec, spec int, id rawbtf.TypeID) key {
+	if spec > 0 && id < targets[spec].FirstID() {
+		spec = 0
+	}
+	return key{spec, id}
+}
+
 // touchWhat says what part of a target type a computation relied on.
 type touchWhat uint8
 
@@ -61,15 +71,16 @@ func (w *walker) typ(side int, id rawbtf.TypeID) (node, error) {
 		t, err := w.local.Type(id)
 		return node{t, side}, err
 	}
-	if side > 0 && id < w.targets[side].FirstID() {
-		side = 0
-	}
-	t, err := w.targets[side].Type(id)
+	k := keyOf(w.targets, side, id)
+	t, err := w.targets[k.spec].Type(id)
 	if err != nil {
 		return node{}, err
 	}
-	w.log = append(w.log, touch{key: key{side, id}, what: touchType})
-	return node{t, side}, nil
+	if id != 0 {
+		// Void is no type record: every BTF has it, as ID 0.
+		w.log = append(w.log, touch{key: k, what: touchType})
+	}
+	return node{t, k.spec}, nil
 }
 
 func (w *walker) key(n node) key { return key{n.side, n.ID} }
@@ -92,7 +103,7 @@ func (w *walker) touchAtLeast(n node, what touchWhat, count int) {
 	}
 }
 
-// isQualifier reports whether k is skipped when looking for the type
+// isSkipped reports whether k is skipped when looking for the type
 // underneath: typedefs, qualifiers and type tags.
 func isSkipped(k rawbtf.Kind) bool {
 	switch k {

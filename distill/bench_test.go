@@ -36,7 +36,7 @@ func BenchmarkDistill(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, s := range splits {
-			if _, _, err := distill.Distill(s); err != nil {
+			if _, _, err := distill.DistillSpec(s); err != nil {
 				b.Fatalf("%s: %v", mods[i].name, err)
 			}
 		}
@@ -56,7 +56,7 @@ func BenchmarkRelocate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, s := range splits {
-			if _, err := distill.Relocate(s, k.raw, nil); err != nil {
+			if _, err := distill.RelocateSpec(s, k.raw, nil); err != nil {
 				b.Fatalf("%s: %v", mods[i].name, err)
 			}
 		}

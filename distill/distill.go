@@ -49,7 +49,18 @@ const (
 // the split refers to and not on the base's numbering. A reference from the
 // split to a base type of another kind (FUNC, VAR, DATASEC, DECL_TAG) is an
 // error naming every such type.
-func Distill(split *rawbtf.Spec) (distilledBase, newSplit []byte, err error) {
+//
+// split is the module's raw split BTF over base.
+func Distill(split []byte, base *Base) (distilledBase, newSplit []byte, err error) {
+	s, err := base.parseSplit(split)
+	if err != nil {
+		return nil, nil, err
+	}
+	return distillSpec(s)
+}
+
+// distillSpec is Distill on parsed split BTF.
+func distillSpec(split *rawbtf.Spec) (distilledBase, newSplit []byte, err error) {
 	base := split.Base()
 	if base == nil {
 		return nil, nil, ErrNotSplit

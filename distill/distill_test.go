@@ -24,7 +24,7 @@ func roundTrip(t *testing.T, m module) {
 	checkDistilled(t, m, spec, distBase)
 	checkLoads(t, distBase, distSplit)
 
-	raw, err := distill.Relocate(distSplit, k.raw, nil)
+	raw, err := distill.RelocateSpec(distSplit, k.raw, nil)
 	if err != nil {
 		t.Fatalf("relocate %s back onto %s: %v", m.name, k.name, err)
 	}
@@ -185,10 +185,10 @@ func TestRoundTripCommitted(t *testing.T) {
 
 func TestDistillNotSplit(t *testing.T) {
 	k := kernelFor(t, "6.1.0-47-amd64")
-	if _, _, err := distill.Distill(k.raw); !errors.Is(err, distill.ErrNotSplit) {
+	if _, _, err := distill.DistillSpec(k.raw); !errors.Is(err, distill.ErrNotSplit) {
 		t.Fatalf("Distill(vmlinux) = %v, want ErrNotSplit", err)
 	}
-	if _, err := distill.Relocate(k.raw, k.raw, nil); !errors.Is(err, distill.ErrNotSplit) {
+	if _, err := distill.RelocateSpec(k.raw, k.raw, nil); !errors.Is(err, distill.ErrNotSplit) {
 		t.Fatalf("Relocate(vmlinux) = %v, want ErrNotSplit", err)
 	}
 }
@@ -234,7 +234,7 @@ func TestDistillUnexpectedKind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, err := distill.Distill(parseSplit(t, enc.Bytes(), k.raw))
+	_, _, err := distill.DistillSpec(parseSplit(t, enc.Bytes(), k.raw))
 	if err == nil {
 		t.Fatal("no error")
 	}

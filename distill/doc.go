@@ -9,7 +9,9 @@
 // base can later be relocated onto any vmlinux that has matching types.
 //
 // [Distill] is libbpf's btf__distill_base and [Relocate] its btf__relocate,
-// written on internal/rawbtf so that neither decodes vmlinux in full. The
+// on raw BTF bytes; [LoadRelocated] hands the result to cilium/ebpf. A
+// vmlinux BTF is parsed once into a [Base] for any number of modules, and
+// indexed rather than decoded, so neither call decodes vmlinux in full. The
 // rules, and where they differ from libbpf's, are in docs/distill.md of the
 // repository. The main differences: Relocate reports every type it cannot
 // map in one [*UnmappedError] instead of stopping at the first, and it has

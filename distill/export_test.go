@@ -1,10 +1,11 @@
 package distill
 
-// Internals the tests of package distill_test check against. Those tests
-// are external because they read modules with generator/corpus, which
-// imports this package (through runtime): an internal test importing it
-// would be an import cycle.
+// Internals the tests of package distill_test check against: the
+// functions on parsed BTF behind the byte-level API, and helpers.
 var (
-	Describe = describe
-	MaxChain = maxChain
+	Describe          = describe
+	MaxChain          = maxChain
+	DistillSpec       = distillSpec
+	RelocateSpec      = relocateSpec
+	LoadRelocatedSpec = loadRelocatedSpec
 )

@@ -74,7 +74,7 @@ func FuzzDistill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		db, ds, err := distill.Distill(s)
+		db, ds, err := distill.DistillSpec(s)
 		if err != nil {
 			return
 		}
@@ -107,7 +107,7 @@ func FuzzRelocate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := distill.Relocate(s, newBase, &distill.RelocateOptions{LayoutCompatible: len(splitRaw)%2 == 0})
+		out, err := distill.RelocateSpec(s, newBase, &distill.RelocateOptions{LayoutCompatible: len(splitRaw)%2 == 0})
 		if err != nil {
 			return
 		}

@@ -48,7 +48,7 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s -> %s: ", d.name, targetName)
 	tspec := target.cilium()
-	raw, err := distill.Relocate(d.split, target.raw, nil)
+	raw, err := distill.RelocateSpec(d.split, target.raw, nil)
 	if err == nil {
 		checkRelocated(t, d, target, tspec, raw)
 		b.WriteString("ok\n")
@@ -59,7 +59,7 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 		t.Fatalf("%s: %v", b.String(), err)
 	}
 	checkUnmapped(t, d, tspec, ue)
-	layoutRaw, layoutErr := distill.Relocate(d.split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
+	layoutRaw, layoutErr := distill.RelocateSpec(d.split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
 	if ue.LayoutCompatible != (layoutErr == nil) {
 		t.Errorf("%s: error says layout-compatible mode would succeed: %v, but it returns %v", b.String(), ue.LayoutCompatible, layoutErr)
 	}

@@ -225,7 +225,7 @@ func parseSplit(tb testing.TB, data []byte, base *rawbtf.Spec) *rawbtf.Spec {
 func distillModule(tb testing.TB, m module) (distBase, distSplit *rawbtf.Spec) {
 	tb.Helper()
 	k := kernelFor(tb, m.release)
-	base, split, err := distill.Distill(parseSplit(tb, m.btf, k.raw))
+	base, split, err := distill.DistillSpec(parseSplit(tb, m.btf, k.raw))
 	if err != nil {
 		tb.Fatalf("distill %s: %v", m.name, err)
 	}

@@ -29,7 +29,15 @@ func TestMinimizedModule(t *testing.T) {
 		}
 		t.Run(m.release, func(t *testing.T) {
 			k := kernelFor(t, m.release)
-			res, err := corereloc.Match(objs, []*rawbtf.Spec{k.raw, parseSplit(t, m.btf, k.raw)})
+			vmlinux, err := corereloc.NewTarget(k.raw.Raw(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			module, err := corereloc.NewTarget(m.btf, vmlinux)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := corereloc.Match(objs, []*corereloc.Target{vmlinux, module})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,8 +49,11 @@ func TestMinimizedModule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			minMod := parseSplit(t, mods[0], minVM)
-			db, ds, err := distill.Distill(minMod)
+			minBase, err := distill.NewBase(vm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, ds, err := distill.Distill(mods[0], minBase)
 			if err != nil {
 				t.Fatal(err)
 			}

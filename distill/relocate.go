@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // RelocateOptions tunes Relocate. The zero value, like a nil pointer, is
@@ -22,7 +23,7 @@ type RelocateOptions struct {
 	LayoutCompatible bool
 }
 
-// Relocate rewrites split BTF over a distilled base (split.Base(), as
+// Relocate rewrites split BTF over a distilled base (distilledBase, as
 // Distill or pahole made it) into split BTF over newBase, which is usually
 // the vmlinux BTF of the kernel at hand.
 //
@@ -40,7 +41,17 @@ type RelocateOptions struct {
 // *UnmappedError listing every such type (libbpf stops at the first). On
 // success the split's types keep their order, start after newBase's last
 // ID and refer to newBase's types.
-func Relocate(split, newBase *rawbtf.Spec, opts *RelocateOptions) ([]byte, error) {
+func Relocate(split, distilledBase []byte, newBase *Base, opts *RelocateOptions) ([]byte, error) {
+	s, err := parseOverDistilled(split, distilledBase)
+	if err != nil {
+		return nil, err
+	}
+	return relocateSpec(s, newBase.spec, opts)
+}
+
+// relocateSpec is Relocate on parsed BTF: split over its distilled base
+// (split.Base()).
+func relocateSpec(split, newBase *rawbtf.Spec, opts *RelocateOptions) ([]byte, error) {
 	dist := split.Base()
 	if dist == nil {
 		return nil, ErrNotSplit
@@ -90,8 +101,17 @@ func Relocate(split, newBase *rawbtf.Spec, opts *RelocateOptions) ([]byte, error
 // cilium/ebpf over newBaseSpec, which must be newBase as cilium/ebpf loaded
 // it (the same bytes, hence the same IDs). The result is what
 // ebpf.CollectionOptions' Programs.ExtraRelocationTargets takes.
-func LoadRelocated(split, newBase *rawbtf.Spec, newBaseSpec *btf.Spec, opts *RelocateOptions) (*btf.Spec, error) {
-	raw, err := Relocate(split, newBase, opts)
+func LoadRelocated(split, distilledBase []byte, newBase *Base, newBaseSpec *btf.Spec, opts *RelocateOptions) (*btf.Spec, error) {
+	s, err := parseOverDistilled(split, distilledBase)
+	if err != nil {
+		return nil, err
+	}
+	return loadRelocatedSpec(s, newBase.spec, newBaseSpec, opts)
+}
+
+// loadRelocatedSpec is LoadRelocated on parsed BTF.
+func loadRelocatedSpec(split, newBase *rawbtf.Spec, newBaseSpec *btf.Spec, opts *RelocateOptions) (*btf.Spec, error) {
+	raw, err := relocateSpec(split, newBase, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +170,7 @@ func (r *relocator) mapBase() ([]rawbtf.TypeID, error) {
 // match finds the newBase type for distilled type d, or says why there is
 // none.
 func (r *relocator) match(d rawbtf.Type) (rawbtf.TypeID, *Unmapped) {
-	u := &Unmapped{ID: d.ID, Type: describe(d), Embedded: r.embedded[d.ID]}
+	u := &Unmapped{ID: btf.TypeID(d.ID), Type: describe(d), Embedded: r.embedded[d.ID]}
 	switch d.Kind {
 	case rawbtf.KindInt, rawbtf.KindFloat, rawbtf.KindFwd, rawbtf.KindStruct,
 		rawbtf.KindUnion, rawbtf.KindEnum, rawbtf.KindEnum64:

@@ -14,7 +14,7 @@ import (
 
 func TestLoadRelocated(t *testing.T) {
 	d, vmlinux := testmod(t)
-	spec, err := distill.LoadRelocated(d.split, vmlinux.raw, vmlinux.cilium(), nil)
+	spec, err := distill.LoadRelocatedSpec(d.split, vmlinux.raw, vmlinux.cilium(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestUnmappedError(t *testing.T) {
 		}
 		t.Run(m.name, func(t *testing.T) {
 			_, split := distillModule(t, m)
-			_, err := distill.Relocate(split, target.raw, nil)
+			_, err := distill.RelocateSpec(split, target.raw, nil)
 			var ue *distill.UnmappedError
 			if !errors.As(err, &ue) {
 				t.Fatalf("relocating a 6.12 module onto 6.1: %v, want *UnmappedError", err)
@@ -44,7 +44,7 @@ func TestUnmappedError(t *testing.T) {
 					t.Errorf("error text lacks %s", u)
 				}
 			}
-			_, layoutErr := distill.Relocate(split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
+			_, layoutErr := distill.RelocateSpec(split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
 			hint := strings.Contains(err.Error(), "layout-compatible mode would map them all")
 			if hint != (layoutErr == nil) {
 				t.Errorf("hint in the error: %v; layout-compatible mode gives %v", hint, layoutErr)
@@ -75,10 +75,10 @@ func TestRelocateByteOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := distill.Relocate(split, be, nil); err == nil || !strings.Contains(err.Error(), "BigEndian") {
+	if _, err := distill.RelocateSpec(split, be, nil); err == nil || !strings.Contains(err.Error(), "BigEndian") {
 		t.Fatalf("relocating little-endian BTF onto big-endian: %v", err)
 	}
-	if _, err := distill.Relocate(split, base, nil); err != nil {
+	if _, err := distill.RelocateSpec(split, base, nil); err != nil {
 		t.Fatalf("relocating onto its own distilled base: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -19,9 +21,9 @@ type UnmappedError struct {
 
 // Unmapped is one distilled base type Relocate could not map.
 type Unmapped struct {
-	ID       rawbtf.TypeID // in the distilled base
-	Type     string        // kind, name and what the match depends on: "int 'char' size=1 encoding=signed"
-	Embedded bool          // the split embeds it, so its size must match
+	ID       btf.TypeID // in the distilled base
+	Type     string     // kind, name and what the match depends on: "int 'char' size=1 encoding=signed"
+	Embedded bool       // the split embeds it, so its size must match
 	// LayoutCompatible reports that layout-compatible mode maps the type.
 	LayoutCompatible bool
 	Reason           string // which new-base types were considered and why none fits

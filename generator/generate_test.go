@@ -129,7 +129,7 @@ func TestGenerateReport(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"debian/12/x86_64/6.12.118+deb12-amd64", "task_struct___old", "bpf_core_type_id_kernel"} {
+	for _, want := range []string{"x86_64/6.12.118+deb12-amd64 (debian 12)", "task_struct___old", "bpf_core_type_id_kernel"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

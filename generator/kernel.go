@@ -3,7 +3,6 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -22,7 +21,6 @@ type objects struct {
 	names []string               // the objects as the user named them
 	relos []*corereloc.Object    // relocations, for matching
 	colls []*ebpf.CollectionSpec // programs, for the oracle
-	local []string               // essential names of every relocated local type
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -31,16 +29,6 @@ func loadObjects(paths []string) (*objects, error) {
 		return nil, err
 	}
 	o := &objects{names: paths, relos: relos}
-	seen := map[string]bool{}
-	for _, obj := range relos {
-		for _, r := range obj.Relocations {
-			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
-				seen[name] = true
-				o.local = append(o.local, name)
-			}
-		}
-	}
-	slices.Sort(o.local)
 	for _, p := range paths {
 		coll, err := ebpf.LoadCollectionSpec(p)
 		if err != nil {
@@ -59,21 +47,21 @@ type kernelResult struct {
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := rawbtf.Parse(k.VMLinux, nil)
+	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}
-	targets := []*rawbtf.Spec{vmlinux}
+	targets := []*corereloc.Target{vmlinux}
 	var modules []corpus.Module
 	for _, m := range k.Modules {
-		spec, err := rawbtf.Parse(m.BTF, vmlinux)
+		t, err := corereloc.NewTarget(m.BTF, vmlinux)
 		if err != nil {
 			return nil, fmt.Errorf("module %s (%s): %w", m.Name, m.Path, err)
 		}
 		// A module without a type of a relocated name offers no candidate,
 		// so leaving it out changes no fixup and saves its decoding.
-		if o.offersCandidates(spec) {
-			targets = append(targets, spec)
+		if t.Offers(o.relos) {
+			targets = append(targets, t)
 			modules = append(modules, m)
 		}
 	}
@@ -97,6 +85,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	}
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.
+	var minBase *distill.Base
 	for i, raw := range minModules {
 		split, err := rawbtf.Parse(raw, minSpec)
 		if err != nil {
@@ -105,7 +94,12 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		if split.NextID() == split.FirstID() {
 			continue // nothing of this module is needed
 		}
-		base, newSplit, err := distill.Distill(split)
+		if minBase == nil {
+			if minBase, err = distill.NewBase(minVmlinux); err != nil {
+				return nil, fmt.Errorf("minimized vmlinux BTF: %w", err)
+			}
+		}
+		base, newSplit, err := distill.Distill(raw, minBase)
 		if err != nil {
 			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
 		}
@@ -121,12 +115,6 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		return nil, err
 	}
 	return kr, nil
-}
-
-// offersCandidates reports whether a module defines a type named like a
-// relocated local type.
-func (o *objects) offersCandidates(module *rawbtf.Spec) bool {
-	return len(module.LookupEssentialNames(o.local)) > 0
 }
 
 // verify is the oracle: every program's fixups against the entry, loaded

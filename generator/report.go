@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrVerify is wrapped by the error of a kernel whose minimized BTF does
@@ -124,12 +125,9 @@ func statusWord(out corereloc.Outcome) string {
 	return out.Status.String()
 }
 
+// key spells the kernel as everything else does (kernelkey.Key.String).
 func (kr *KernelReport) key() string {
-	s := kr.Arch + "/" + kr.Release
-	if kr.Distro != "" {
-		s = kr.Distro + "/" + kr.Version + "/" + s
-	}
-	return s
+	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }
 
 // WriteJSON writes the report as indented JSON.

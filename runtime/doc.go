@@ -5,14 +5,12 @@
 // kernels in the field do not expose /sys/kernel/btf/vmlinux, so btfembed's
 // generator stores, for every kernel of a corpus, the minimal BTF the
 // program's relocations need, in one payload embedded with //go:embed. This
-// package defines that payload (the generator writes it with Encode, so
-// there is one definition), opens it, and selects BTF for the running
-// kernel:
+// package opens that payload and selects BTF for the running kernel:
 //
 //  1. the kernel's own /sys/kernel/btf/vmlinux when present, unless
 //     SelectOptions.ForceEmbedded;
 //  2. the embedded entry for the kernel's architecture (uname -m, see
-//     NormalizeArch) and release (uname -r), disambiguated by os-release ID
+//     kernelkey.NormalizeArch) and release (uname -r), disambiguated by os-release ID
 //     and VERSION_ID when several distributions ship the same release;
 //  3. otherwise an error wrapping ErrKernelNotSupported that names arch,
 //     release and distribution.
@@ -59,23 +57,14 @@
 //
 // # Payload format
 //
-// A fixed header (magic "BTFEMBED", format version, CRC-32C of the rest)
-// is followed by a zstd-compressed index (interned strings, dictionaries,
-// blobs, entries) and a data area; format.go documents every field. Blobs
-// (vmlinux BTF, module base and split BTF) are stored once by content.
-// Before compression, BTF goes through a reversible column transform
-// (btfcodec.go) that turns the shifted type IDs and string offsets of
-// otherwise similar kernels into identical bytes. Blobs of one role
-// (vmlinux, or one module's base or split BTF) are then laid out in
-// raw-content zstd dictionaries of at most EncodeOptions.MaxDictSize bytes
-// (but at least two blobs):
-// consecutive blobs (entries are sorted, so similar kernels are neighbours)
-// fill a dictionary, which is stored as one compressed stream and from
-// which they are read back as slices; later blobs close enough to a full
-// dictionary are stored as zstd frames against it, and a new dictionary
-// (a new kernel series) is itself stored against an earlier one. Structure
-// common to many kernels is thus stored once, and an entry decompresses on
-// its own: at most two dictionaries, then at most one frame.
+// The payload format is defined once, with its design, in the module's
+// internal/payload package, which both the generator's encoder and this
+// package use. An agent links only its decoder: no zstd encoder. Blobs are
+// stored once by content, BTF goes through a reversible column transform
+// that makes similar kernels' BTF alike, and blobs of one role share zstd
+// dictionaries, so structure common to many kernels is stored once while
+// an entry decompresses on its own: at most two dictionaries, then at most
+// one frame.
 //
 // # Modules
 //
@@ -89,15 +78,20 @@
 //
 // # Example
 //
+// The package's name shadows the standard library's runtime, so it is
+// always imported as btfruntime, as the generated code does:
+//
+//	import btfruntime "github.com/btfembed/btfembed/runtime"
+//
 // In a package where btfembed generated kernelbtf.go (which embeds the
 // payload as kernelBTF):
 //
-//	assets, err := runtime.Open(kernelBTF)
+//	assets, err := btfruntime.Open(kernelBTF)
 //	if err != nil {
 //		return err
 //	}
 //	opts, sel, err := assets.CollectionOptions(nil)
-//	if errors.Is(err, runtime.ErrKernelNotSupported) {
+//	if errors.Is(err, btfruntime.ErrKernelNotSupported) {
 //		return fmt.Errorf("this kernel is not in the agent's corpus: %w", err)
 //	} else if err != nil {
 //		return err

@@ -7,7 +7,6 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/distill"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // LoadModules reads embedded modules' BTF over a vmlinux BTF, for
@@ -24,7 +23,7 @@ import (
 // go test -race, TestModulesConcurrent).
 func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[string]*btf.Spec, error) {
 	specs := make(map[string]*btf.Spec, len(mods))
-	var base *rawbtf.Spec
+	var base *distill.Base
 	for _, m := range mods {
 		var spec *btf.Spec
 		var err error
@@ -32,11 +31,11 @@ func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[strin
 			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux.Copy())
 		} else {
 			if base == nil {
-				if base, err = rawbtf.Parse(vmlinuxRaw, nil); err != nil {
+				if base, err = distill.NewBase(vmlinuxRaw); err != nil {
 					return nil, fmt.Errorf("vmlinux BTF: %w", err)
 				}
 			}
-			spec, err = relocateModule(m, base, vmlinux.Copy())
+			spec, err = distill.LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("module %s: %w", m.Name, err)
@@ -44,18 +43,6 @@ func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[strin
 		specs[m.Name] = spec
 	}
 	return specs, nil
-}
-
-func relocateModule(m Module, base *rawbtf.Spec, vmlinux *btf.Spec) (*btf.Spec, error) {
-	dist, err := rawbtf.Parse(m.Base, nil)
-	if err != nil {
-		return nil, fmt.Errorf("distilled base BTF: %w", err)
-	}
-	split, err := rawbtf.Parse(m.Split, dist)
-	if err != nil {
-		return nil, fmt.Errorf("split BTF: %w", err)
-	}
-	return distill.LoadRelocated(split, base, vmlinux, nil)
 }
 
 // Module is the BTF of one kernel module, kept for an entry.

@@ -52,7 +52,11 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, *basePath)
 	}
-	distBase, newSplit, err := distill.Distill(split)
+	vmlinux, err := distill.NewBase(base.Raw())
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", *basePath, err)
+	}
+	distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
 	if err != nil {
 		return fmt.Errorf("distill: %s: %w", modPath, err)
 	}
@@ -109,7 +113,11 @@ func moduleOver(m *corpus.File, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, e
 	if err != nil {
 		return nil, fmt.Errorf(".BTF over .BTF.base: %w", err)
 	}
-	raw, err := distill.Relocate(own, base, &distill.RelocateOptions{LayoutCompatible: layout})
+	newBase, err := distill.NewBase(base.Raw())
+	if err != nil {
+		return nil, err
+	}
+	raw, err := distill.Relocate(own.Raw(), ownBase.Raw(), newBase, &distill.RelocateOptions{LayoutCompatible: layout})
 	if err != nil {
 		return nil, fmt.Errorf("relocate onto -B: %w", err)
 	}
@@ -156,7 +164,11 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
 	}
-	out, err := distill.Relocate(split, newBase, &distill.RelocateOptions{LayoutCompatible: *layout})
+	target, err := distill.NewBase(newBase.Raw())
+	if err != nil {
+		return fmt.Errorf("relocate: %s: %w", *basePath, err)
+	}
+	out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
 	var ue *distill.UnmappedError
 	if errors.As(err, &ue) {
 		for _, u := range ue.Types {

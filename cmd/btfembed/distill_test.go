@@ -19,7 +19,6 @@ import (
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 const conntrack612 = "../../distill/testdata/nf_conntrack-6.12.118+deb12-amd64.ko.xz"
@@ -122,7 +121,7 @@ func TestDistillRelocate(t *testing.T) {
 
 func libraryDistill(t *testing.T, basePath, modPath string) ([]byte, []byte) {
 	t.Helper()
-	base, err := rawbtf.Parse(readAll(t, basePath), nil)
+	base, err := distill.NewBase(readAll(t, basePath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +129,7 @@ func libraryDistill(t *testing.T, basePath, modPath string) ([]byte, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	split, err := rawbtf.Parse(m.BTF, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, s, err := distill.Distill(split)
+	b, s, err := distill.Distill(m.BTF, base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 
 	var progress generator.Progress
 	if !f.quiet {
-		progress = generator.NewProgress(stderr, isTerminal(stderr), 5*time.Second)
+		progress = newProgress(stderr, isTerminal(stderr), 5*time.Second)
 	}
 	res, err := generator.Generate(context.Background(), &generator.Args{
 		Objects:  objs,

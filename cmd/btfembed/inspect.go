@@ -16,6 +16,7 @@ import (
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	btfruntime "github.com/btfembed/btfembed/runtime"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 const inspectUsage = `usage: btfembed inspect [-B base] <file>...
@@ -164,9 +165,9 @@ func inspectBTF(w io.Writer, path string, base *rawbtf.Spec) error {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 		}
 	}
-	key := strings.TrimSpace(f.Key.Arch + " " + f.Key.Release)
-	if key != "" {
-		key = " (" + key + ")"
+	var key string
+	if f.Key != (kernelkey.Key{}) {
+		key = " [" + f.Key.String() + "]"
 	}
 	fmt.Fprintf(w, "%s%s: %s, %v, %d bytes, %d types: %s\n", path, key, what, spec.ByteOrder(),
 		len(f.BTF), spec.NextID()-spec.FirstID(), strings.Join(kinds, ", "))

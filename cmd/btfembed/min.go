@@ -63,19 +63,19 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path)
 		}
 	}
-	var targets []*rawbtf.Spec
+	var targets []*corereloc.Target
 	if *base != "" {
-		b, err := readBTF(*base, nil)
+		b, err := readTarget(*base, nil)
 		if err != nil {
 			return fmt.Errorf("min: base: %w", err)
 		}
 		targets = append(targets, b)
 	}
-	var split *rawbtf.Spec
+	var split *corereloc.Target
 	if len(targets) > 0 {
 		split = targets[0]
 	}
-	k, err := readBTF(kernelPath, split)
+	k, err := readTarget(kernelPath, split)
 	if err != nil && *base != "" {
 		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, *base)
 	} else if err != nil {
@@ -126,4 +126,18 @@ func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return spec, nil
+}
+
+// readTarget reads the BTF of a file in any form package corpus reads, for
+// Match, split over base if not nil.
+func readTarget(path string, base *corereloc.Target) (*corereloc.Target, error) {
+	f, err := corpus.ReadBTF(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := corereloc.NewTarget(f.BTF, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }

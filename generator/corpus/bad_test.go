@@ -9,19 +9,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 )
 
 // tarXZ builds a .tar.xz holding the given members, in order.
-func tarXZ(tb testing.TB, members ...elfSec) []byte {
+func tarXZ(tb testing.TB, members ...extracttest.Section) []byte {
 	tb.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	for _, m := range members {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.name, Mode: 0o644, Size: int64(len(m.data))})
-		tw.Write(m.data)
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.Name, Mode: 0o644, Size: int64(len(m.Data))})
+		tw.Write(m.Data)
 	}
 	tw.Close()
-	return compressors[formatXZ](tb, b.Bytes())
+	return extracttest.Compressors[extract.FormatXZ](tb, b.Bytes())
 }
 
 // brokenBTF is real kernel BTF whose first type has an undefined kind.
@@ -52,12 +55,12 @@ func TestReadBadInputs(t *testing.T) {
 		want string
 	}{
 		{"a-truncated.btf.tar.xz", archive[:len(archive)/2], nil, "xz: "},
-		{"b-no-member.btf.tar.xz", tarXZ(t, elfSec{"README", []byte("hello")}), ErrNoBTF, "tarball has no .btf member"},
+		{"b-no-member.btf.tar.xz", tarXZ(t, extracttest.Section{Name: "README", Data: []byte("hello")}), ErrNoBTF, "tarball has no .btf member"},
 		{"c-empty.btf.tar.xz", tarXZ(t), ErrNoBTF, "empty tarball"},
 		{"d-zero-bytes.btf.tar.xz", nil, nil, "xz: "},
 		{"e-not-btf.btf", []byte("this is not BTF at all, just some text"), nil, "not BTF"},
 		{"f-broken.btf", brokenBTF(t), nil, "parse BTF"},
-		{"vmlinux-g-no-btf", makeELF(elf.EM_X86_64, elfSec{".rodata", []byte(testBanner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
+		{"vmlinux-g-no-btf", extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".rodata", Data: []byte(extracttest.Banner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
 		{"h-orphan.modules/nvme.ko.xz", nil, ErrNoBase, "no kernel x86_64/h-orphan (debian 12) beside it"},
 		{good.Release + ".modules/not-a-module.ko", []byte("garbage"), ErrUnknownFormat, "module is not ELF"},
 		{good.Release + ".modules/nvme.btf", []byte("\x9f\xeb\x01\x00garbage"), nil, "BTF header: "},

@@ -51,7 +51,7 @@ func BenchmarkRead(b *testing.B) {
 				// conditions, for its share of the end-to-end time.
 				t = time.Now()
 				for _, f := range files {
-					if _, err := decompressT(f, formatXZ); err != nil {
+					if _, err := decompressXZ(f); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -60,7 +60,7 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(n)/read.Seconds(), "kernels/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/kernel")
 			if workers == 1 {
-				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%decompress")
+				b.ReportMetric(100*dec.Seconds()/read.Seconds(), "%extract.Decompress")
 			}
 		})
 	}
@@ -75,7 +75,7 @@ func BenchmarkXZ(b *testing.B) {
 		cpu0 := processCPU(b)
 		for b.Loop() {
 			for _, f := range files {
-				if _, err := decompressT(f, formatXZ); err != nil {
+				if _, err := decompressXZ(f); err != nil {
 					b.Fatal(err)
 				}
 			}

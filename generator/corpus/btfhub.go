@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/btfembed/btfembed/internal/extract"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
@@ -18,7 +20,7 @@ const btfhubSuffix = ".btf.tar.xz"
 // readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
 // compressed tar holding one regular member <release>.btf.
 func readBTFHub(data []byte) ([]byte, error) {
-	tarball, release, err := decompress(data, formatXZ, maxImage)
+	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +29,7 @@ func readBTFHub(data []byte) ([]byte, error) {
 }
 
 // isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
-func isTar(data []byte) bool { return hasPrefixAt(data, 257, []byte("ustar")) }
+func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
 
 // tarMemberBTF returns the one regular member of a tarball whose name ends
 // in .btf. Two such members are an error: which is the kernel's would be a
@@ -54,7 +56,7 @@ func tarMemberBTF(tarball []byte) ([]byte, error) {
 		if btf != nil {
 			return nil, fmt.Errorf("tarball has two .btf members, %s and %s", name, h.Name)
 		}
-		if btf, err = readAllLimit(tr, maxBTF); err != nil {
+		if btf, err = extract.ReadAllLimit(tr, extract.MaxBTF); err != nil {
 			return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
 		}
 		name = h.Name

@@ -30,5 +30,7 @@
 // ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is
 // byte-identical to the .BTF section of the kernel.
 //
-// Raw BTF is validated with internal/rawbtf; this package never decodes types.
+// Finding BTF inside files (decompression, kernel images, ELF, packages)
+// is internal/extract; raw BTF is validated with internal/rawbtf; this
+// package never decodes types.
 package corpus

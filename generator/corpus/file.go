@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -60,10 +61,10 @@ func ReadBTFFromReader(r io.Reader) (*File, error) {
 // fileBTF finds the BTF in a file's contents: one layer of compression as
 // files are shipped, then a BTFHub tarball, ELF, raw BTF or a kernel image.
 func fileBTF(data []byte) (*File, error) {
-	// lzma's magic is too weak to trust on a whole file; findImageBTF
+	// lzma's magic is too weak to trust on a whole file; extract.FindImageBTF
 	// finds it where a kernel image's header names it.
-	if format := sniffCompression(data); format != formatNone && format != formatLZMA {
-		inner, release, err := decompress(data, format, maxImage)
+	if format := extract.SniffCompression(data); format != extract.FormatNone && format != extract.FormatLZMA {
+		inner, release, err := extract.Decompress(data, format, extract.MaxImage)
 		if err != nil {
 			return nil, err
 		}
@@ -78,23 +79,23 @@ func fileBTF(data []byte) (*File, error) {
 		data = inner
 	}
 	switch {
-	case isELF(data):
-		e, err := readELFBTF(data)
+	case extract.IsELF(data):
+		e, err := extract.ReadELFBTF(data)
 		if err != nil {
 			return nil, err
 		}
-		b, _ := findBanner(data)
-		return &File{BTF: e.BTF, Base: e.Base, Key: imageBTF{Arch: e.Arch, Banner: b}.key()}, nil
-	case isRawBTF(data):
-		btf, err := rawBTFFile(data)
+		b, _ := extract.FindBanner(data)
+		return &File{BTF: e.BTF, Base: e.Base, Key: extract.ImageBTF{Arch: e.Arch, Banner: b}.Key()}, nil
+	case extract.IsRawBTF(data):
+		btf, err := extract.RawBTFFile(data)
 		if err != nil {
 			return nil, err
 		}
 		return &File{BTF: btf}, nil
 	}
-	img, err := findImageBTF(data)
+	img, err := extract.FindImageBTF(data)
 	if err != nil {
 		return nil, err
 	}
-	return &File{BTF: img.BTF, Key: img.key()}, nil
+	return &File{BTF: img.BTF, Key: img.Key()}, nil
 }

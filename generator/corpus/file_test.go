@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -30,11 +32,11 @@ var testModule = struct {
 func TestReadBTF(t *testing.T) {
 	hubKey := testKernels[2].key
 	hub := hubBTF(t, hubKey)
-	small := smallBTF(t)
-	x86 := vmlinuxELF(t, elf.EM_X86_64)
+	small := extracttest.SmallBTF(t)
+	x86 := extracttest.VMLinuxELF(t, elf.EM_X86_64)
 	flatArm := make([]byte, 4096)
 	copy(flatArm[56:], "ARM\x64")
-	flatArm = append(append(flatArm, testBanner...), small...)
+	flatArm = append(append(flatArm, extracttest.Banner...), small...)
 	ko := readTestModule(t, testModule.file)
 	koBTF := objcopySection(t, ko, ".BTF")
 	koXZ, err := os.ReadFile(testModule.file)
@@ -56,16 +58,16 @@ func TestReadBTF(t *testing.T) {
 	}{
 		{"debian/12/x86_64/" + hubKey.Release + ".btf.tar.xz", hubFile(t, hubKey), hub, hubKey},
 		{"debian/12/x86_64/6.99.1-raw.btf", small, small, pathKey("6.99.1-raw")},
-		{"debian/12/x86_64/6.99.2-zst.btf.zst", compressors[formatZstd](t, small), small, pathKey("6.99.2-zst")},
-		{"debian/12/x86_64/6.99.3-gz.btf.gz", compressors[formatGzip](t, small), small, pathKey("6.99.3-gz")},
-		{"vmlinux", vmlinuxELF(t, elf.EM_AARCH64), small, withArch(banner, "arm64")},
-		{"bzImage", makeBzImage(compressors[formatGzip](t, x86)), small, withArch(banner, "x86_64")},
-		{"Image.gz", compressors[formatGzip](t, flatArm), small, withArch(banner, "arm64")},
-		{"zboot.efi", makeZboot(compressors[formatZstd](t, flatArm), "zstd22", len(flatArm)), small, withArch(banner, "arm64")},
+		{"debian/12/x86_64/6.99.2-zst.btf.zst", extracttest.Compressors[extract.FormatZstd](t, small), small, pathKey("6.99.2-zst")},
+		{"debian/12/x86_64/6.99.3-gz.btf.gz", extracttest.Compressors[extract.FormatGzip](t, small), small, pathKey("6.99.3-gz")},
+		{"vmlinux", extracttest.VMLinuxELF(t, elf.EM_AARCH64), small, withArch(banner, "arm64")},
+		{"bzImage", extracttest.MakeBzImage(extracttest.Compressors[extract.FormatGzip](t, x86)), small, withArch(banner, "x86_64")},
+		{"Image.gz", extracttest.Compressors[extract.FormatGzip](t, flatArm), small, withArch(banner, "arm64")},
+		{"zboot.efi", extracttest.MakeZboot(extracttest.Compressors[extract.FormatZstd](t, flatArm), "zstd22", len(flatArm)), small, withArch(banner, "arm64")},
 		{"nvme.ko", ko, koBTF, kernelkey.Key{Arch: "x86_64"}},
 		{"nvme.ko.xz", koXZ, koBTF, kernelkey.Key{Arch: "x86_64"}},
-		{"nvme.ko.gz", compressors[formatGzip](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
-		{"nvme.ko.zst", compressors[formatZstd](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
+		{"nvme.ko.gz", extracttest.Compressors[extract.FormatGzip](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
+		{"nvme.ko.zst", extracttest.Compressors[extract.FormatZstd](t, ko), koBTF, kernelkey.Key{Arch: "x86_64"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, filepath.FromSlash(tc.file))

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	uxz "github.com/ulikunitz/xz"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // testCorpus is the BTFHub-layout corpus the project ships.
@@ -207,17 +209,17 @@ func hubFile(tb testing.TB, k kernelkey.Key) []byte {
 
 // unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
 func unxzNoTB(data []byte) []byte {
-	b, err := decompressT(data, formatXZ)
+	b, err := decompressXZ(data)
 	if err != nil {
 		panic(err)
 	}
 	return b
 }
 
-// decompressT decompresses data under the image cap and gives the bytes
+// decompressXZ decompresses xz under the image cap and gives the bytes
 // back to the memory budget at once.
-func decompressT(data []byte, format string) ([]byte, error) {
-	b, release, err := decompress(data, format, maxImage)
+func decompressXZ(data []byte) ([]byte, error) {
+	b, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
 	if err == nil {
 		release()
 	}

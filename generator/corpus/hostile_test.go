@@ -17,6 +17,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -46,7 +48,7 @@ func bomb(tb testing.TB, format string, n int64) []byte {
 	}
 	var out bytes.Buffer
 	switch format {
-	case formatXZ:
+	case extract.FormatXZ:
 		xz, err := exec.LookPath("xz")
 		if err != nil {
 			tb.Skip("xz not installed")
@@ -56,7 +58,7 @@ func bomb(tb testing.TB, format string, n int64) []byte {
 		if err := cmd.Run(); err != nil {
 			tb.Fatal(err)
 		}
-	case formatZstd:
+	case extract.FormatZstd:
 		w, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 		if err != nil {
 			tb.Fatal(err)
@@ -65,7 +67,7 @@ func bomb(tb testing.TB, format string, n int64) []byte {
 			tb.Fatal(err)
 		}
 		w.Close()
-	case formatGzip:
+	case extract.FormatGzip:
 		w, _ := gzip.NewWriterLevel(&out, gzip.BestSpeed)
 		if _, err := io.Copy(w, zeros(n)); err != nil {
 			tb.Fatal(err)
@@ -85,7 +87,7 @@ func compressedSectionELF(size uint64, data []byte) []byte {
 	binary.LittleEndian.PutUint32(chdr, uint32(elf.COMPRESS_ZSTD))
 	binary.LittleEndian.PutUint64(chdr[8:], size)
 	binary.LittleEndian.PutUint64(chdr[16:], 1)
-	img := makeELF(elf.EM_X86_64, elfSec{".BTF", append(chdr, data...)})
+	img := extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".BTF", Data: append(chdr, data...)})
 	// Section 1 is .BTF: set SHF_COMPRESSED in its header's flags.
 	shoff := binary.LittleEndian.Uint64(img[0x28:])
 	flags := img[shoff+64+8:]
@@ -98,19 +100,19 @@ func compressedSectionELF(size uint64, data []byte) []byte {
 func arm64Image(tb testing.TB, release string) []byte {
 	img := make([]byte, 64)
 	copy(img[56:], "ARM\x64")
-	img = append(img, smallBTF(tb)...)
+	img = append(img, extracttest.SmallBTF(tb)...)
 	return append(img, "Linux version "+release+" (x) #1\x00"...)
 }
 
 // debWith builds a kernel package with a good arm64 image and the given
 // extra data.tar members.
-func debWith(tb testing.TB, image []byte, members ...elfSec) []byte {
+func debWith(tb testing.TB, image []byte, members ...extracttest.Section) []byte {
 	control := "Package: linux-image-6.99.0-7-test\nVersion: 6.99.1-1\nArchitecture: arm64\n"
-	data := append([]elfSec{{"./boot/vmlinuz-6.99.0-7-test", image}}, members...)
-	return arFile(
-		elfSec{"debian-binary", []byte("2.0\n")},
-		elfSec{"control.tar.gz", tarGz(tb, elfSec{"./control", []byte(control)})},
-		elfSec{"data.tar.gz", tarGz(tb, data...)},
+	data := append([]extracttest.Section{{Name: "./boot/vmlinuz-6.99.0-7-test", Data: image}}, members...)
+	return extracttest.ArFile(
+		extracttest.Section{Name: "debian-binary", Data: []byte("2.0\n")},
+		extracttest.Section{Name: "control.tar.gz", Data: extracttest.TarGz(tb, extracttest.Section{Name: "./control", Data: []byte(control)})},
+		extracttest.Section{Name: "data.tar.gz", Data: extracttest.TarGz(tb, data...)},
 	)
 }
 
@@ -134,8 +136,8 @@ func TestImportPathEscape(t *testing.T) {
 		{"banner release with a dot dot", arm64Image(t, ".."), "Image-evil", "", 0},
 		// A package's member name gives the release, not the banner.
 		{"banner in a package", debWith(t, arm64Image(t, escapeRelease)), "evil.deb", "", 1},
-		{"release from a package member name", debWith(t, good, elfSec{"./boot/vmlinuz-x\n..", good}), "evil.deb", "release", 1},
-		{"module name", debWith(t, good, elfSec{"./lib/modules/6.99.0-7-test/kernel/a\nb.ko", makeELF(elf.EM_AARCH64, elfSec{".BTF", splitBTF(t)})}),
+		{"release from a package member name", debWith(t, good, extracttest.Section{Name: "./boot/vmlinuz-x\n..", Data: good}), "evil.deb", "release", 1},
+		{"module name", debWith(t, good, extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/a\nb.ko", Data: extracttest.MakeELF(elf.EM_AARCH64, extracttest.Section{Name: ".BTF", Data: extracttest.SplitBTF(t)})}),
 			"evil.deb", "module name", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +178,7 @@ func TestWriteKernelRefusesEscape(t *testing.T) {
 		{Key: kernelkey.Key{Arch: "arm64", Release: "6.1"}, Modules: []Module{{Name: "../../m", BTF: []byte{1}}}},
 	} {
 		parent := t.TempDir()
-		k.VMLinux = smallBTF(t)
+		k.VMLinux = extracttest.SmallBTF(t)
 		if _, err := WriteKernel(filepath.Join(parent, "out"), k); !errors.Is(err, kernelkey.ErrBadPathElement) {
 			t.Errorf("WriteKernel(%v): %v, want an error wrapping ErrBadPathElement", k.Key, err)
 		}
@@ -189,7 +191,7 @@ func TestWriteKernelRefusesEscape(t *testing.T) {
 // TestTwoBTFMembers: a BTFHub archive with two .btf members is refused
 // rather than read as its first.
 func TestTwoBTFMembers(t *testing.T) {
-	tarball := unxzNoTB(tarXZ(t, elfSec{"a.btf", smallBTF(t)}, elfSec{"b.btf", smallBTF(t)}))
+	tarball := unxzNoTB(tarXZ(t, extracttest.Section{Name: "a.btf", Data: extracttest.SmallBTF(t)}, extracttest.Section{Name: "b.btf", Data: extracttest.SmallBTF(t)}))
 	if _, err := tarMemberBTF(tarball); err == nil || !strings.Contains(err.Error(), "two .btf members, a.btf and b.btf") {
 		t.Fatalf("error %v, want one naming both members", err)
 	}
@@ -205,7 +207,7 @@ func TestModuleNotSplitOverKernel(t *testing.T) {
 	copyFile(t, filepath.Join(testCorpus, k.Distro, k.Version, k.Arch, k.Release+".btf.tar.xz"), filepath.Join(kdir, k.Release+".btf.tar.xz"))
 	mods := filepath.Join(kdir, k.Release+".modules")
 	writeFile(t, filepath.Join(mods, "standalone.btf"), hubBTF(t, testKernels[1].key))
-	writeFile(t, filepath.Join(mods, "other.btf"), splitBTF(t))
+	writeFile(t, filepath.Join(mods, "other.btf"), extracttest.SplitBTF(t))
 	kernels, errs := collect(t, []string{dir}, nil)
 	if len(kernels) != 1 || len(kernels[0].Modules) != 0 {
 		t.Fatalf("read %d kernels (%+v), errors %v; want the kernel without modules", len(kernels), kernels[0].Modules, errs)

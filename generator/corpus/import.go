@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"golang.org/x/sys/unix"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ImportOptions tune Import. A nil *ImportOptions means the defaults.
@@ -174,7 +176,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
-	if magic, _ := br.Peek(len(arMagic)); string(magic) == arMagic {
+	if magic, _ := br.Peek(len(extract.ArMagic)); string(magic) == extract.ArMagic {
 		importDeb(in, br, over, opts, emit)
 		return
 	}
@@ -185,7 +187,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	}
 	file, err := fileBTF(data)
 	if err == nil {
-		_, err = parseBTF(file.BTF, nil)
+		_, err = extract.ParseBTF(file.BTF, nil)
 	}
 	if err != nil {
 		emit(nil, &KernelError{Path: in, Err: err})
@@ -271,7 +273,7 @@ func overrideKey(k, over kernelkey.Key) kernelkey.Key {
 
 // importDeb imports the kernels of a kernel package with their modules.
 func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, emit func(*Kernel, error)) {
-	c, err := readDeb(r, opts.workers())
+	c, err := extract.ReadDeb(r, opts.workers())
 	if err != nil {
 		emit(nil, &KernelError{Path: in, Err: err})
 		return
@@ -279,25 +281,25 @@ func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, 
 	if len(c.Images) == 0 {
 		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", ErrNoBTF)})
 	}
-	byRelease := map[string][]debModule{}
+	byRelease := map[string][]extract.DebModule{}
 	for _, m := range c.Modules {
 		byRelease[m.Release] = append(byRelease[m.Release], m)
 	}
 	arch, _ := kernelkey.NormalizeArch(c.Control.Architecture)
-	slices.SortFunc(c.Images, func(a, b debImage) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(c.Images, func(a, b extract.DebImage) int { return strings.Compare(a.Path, b.Path) })
 	for _, img := range c.Images {
 		member := in + ":" + img.Path
 		if img.Err != nil {
 			emit(nil, &KernelError{Path: member, Err: img.Err})
 			continue
 		}
-		base, err := parseBTF(img.Image.BTF, nil)
+		base, err := extract.ParseBTF(img.Image.BTF, nil)
 		if err != nil {
 			emit(nil, &KernelError{Path: member, Err: err})
 			continue
 		}
 		k := &Kernel{Path: member, VMLinux: img.Image.BTF}
-		k.Key = completeKey(kernelkey.Key{Arch: arch, Release: img.Release}, img.Image.key())
+		k.Key = completeKey(kernelkey.Key{Arch: arch, Release: img.Release}, img.Image.Key())
 		if k.Key.Distro == "" && k.Key.Version == "" {
 			k.Key.Distro, k.Key.Version = debDistro(c.Control)
 		}
@@ -316,8 +318,8 @@ func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, 
 
 // debDistro guesses the distribution from a package's version
 // ("6.12.118-1~deb12u1" is Debian 12).
-func debDistro(c debControl) (string, string) {
-	b := parseBanner(c.Package + " " + c.Version)
+func debDistro(c extract.DebControl) (string, string) {
+	b := extract.ParseBanner(c.Package + " " + c.Version)
 	if b.Version == "" {
 		return "", ""
 	}
@@ -326,8 +328,8 @@ func debDistro(c debControl) (string, string) {
 
 // debKernelModules validates a kernel's modules over its vmlinux, in
 // parallel, and returns the good ones sorted by name.
-func debKernelModules(in string, mods []debModule, base *btfSpec, workers int, emit func(*Kernel, error)) []Module {
-	slices.SortFunc(mods, func(a, b debModule) int { return strings.Compare(a.Path, b.Path) })
+func debKernelModules(in string, mods []extract.DebModule, base *btfSpec, workers int, emit func(*Kernel, error)) []Module {
+	slices.SortFunc(mods, func(a, b extract.DebModule) int { return strings.Compare(a.Path, b.Path) })
 	errs := make([]error, len(mods))
 	sem := make(chan struct{}, max(workers, 1))
 	var wg sync.WaitGroup
@@ -361,8 +363,7 @@ func debKernelModules(in string, mods []debModule, base *btfSpec, workers int, e
 			continue
 		}
 		seen[m.Name] = true
-		m.Module.Path = in + ":" + m.Path
-		good = append(good, m.Module)
+		good = append(good, Module{Name: m.Name, Path: in + ":" + m.Path, BTF: m.BTF})
 	}
 	slices.SortFunc(good, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
 	return good

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -121,7 +123,7 @@ func TestImportDeb(t *testing.T) {
 	}
 	kos := map[string]string{}
 	filepath.WalkDir(filepath.Join(tree, "lib/modules", key.Release), func(p string, d fs.DirEntry, err error) error {
-		if name, ok := moduleName(d.Name()); ok {
+		if name, ok := extract.ModuleName(d.Name()); ok {
 			kos[name] = p
 		}
 		return nil
@@ -147,8 +149,8 @@ func TestImportDeb(t *testing.T) {
 // each gives, and that the bad ones are skipped with an error naming them.
 func TestImportInputs(t *testing.T) {
 	in := t.TempDir()
-	btf := smallBTF(t)
-	writeFile(t, filepath.Join(in, "vmlinux"), vmlinuxELF(t, elf.EM_AARCH64))
+	btf := extracttest.SmallBTF(t)
+	writeFile(t, filepath.Join(in, "vmlinux"), extracttest.VMLinuxELF(t, elf.EM_AARCH64))
 	writeFile(t, filepath.Join(in, "6.99.1-raw.btf"), btf)
 	writeFile(t, filepath.Join(in, "garbage"), []byte("garbage"))
 	hubKey := testKernels[2].key
@@ -235,8 +237,8 @@ func TestWriteKernel(t *testing.T) {
 	// real kernels and modules.
 	k := &Kernel{
 		Key:     kernelkey.Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"},
-		VMLinux: smallBTF(t),
-		Modules: []Module{{Name: "a", BTF: splitBTF(t)}, {Name: "nf_conntrack", BTF: splitBTF(t)}},
+		VMLinux: extracttest.SmallBTF(t),
+		Modules: []Module{{Name: "a", BTF: extracttest.SplitBTF(t)}, {Name: "nf_conntrack", BTF: extracttest.SplitBTF(t)}},
 	}
 	out := t.TempDir()
 	if _, err := WriteKernel(out, k); err != nil {
@@ -278,5 +280,27 @@ func TestWriteKernel(t *testing.T) {
 
 	if _, err := WriteKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
+	}
+}
+
+func TestImportDebSynthetic(t *testing.T) {
+	deb := filepath.Join(t.TempDir(), "linux-image.deb")
+	writeFile(t, deb, extracttest.MakeDeb(t))
+	out := t.TempDir()
+	res, err := Import(t.Context(), out, []string{deb}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kernelkey.Key{Arch: "arm64", Release: "6.99.0-7-test", Distro: "debian", Version: "12"}
+	if len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
+		t.Fatalf("imported %+v, want %v with one module", res.Kernels, want)
+	}
+	if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], ErrNoBase) || !strings.Contains(res.Skipped[0].Error(), deb+":lib/modules/6.99.0-7-other") {
+		t.Errorf("skipped %v, want the modules of 6.99.0-7-other without base", res.Skipped)
+	}
+	k := readBack(t, out)[want]
+	if k == nil || !bytes.Equal(k.VMLinux, extracttest.SmallBTF(t)) || len(k.Modules) != 1 ||
+		k.Modules[0].Name != "nf_conntrack" || !bytes.Equal(k.Modules[0].BTF, extracttest.SplitBTF(t)) {
+		t.Fatalf("read back %+v", k)
 	}
 }

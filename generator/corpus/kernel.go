@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -57,14 +58,20 @@ type Module struct {
 var (
 	// ErrNoBTF: the input holds no BTF (for a kernel image, it was built
 	// without CONFIG_DEBUG_INFO_BTF).
-	ErrNoBTF = errors.New("no BTF found")
+	ErrNoBTF = extract.ErrNoBTF
 	// ErrNoBase: module BTF without the vmlinux BTF it is split over.
 	ErrNoBase = errors.New("module without its kernel's vmlinux BTF")
 	// ErrUnknownFormat: the input is none of the formats this package reads.
-	ErrUnknownFormat = errors.New("unknown file format")
+	ErrUnknownFormat = extract.ErrUnknownFormat
 	// ErrIncompleteKey: the input does not tell the release or arch and no
 	// flag gave it.
 	ErrIncompleteKey = errors.New("release or architecture unknown")
+	// ErrTooLarge: the input decompresses, or claims to decompress, past
+	// one of the caps of docs/threat-model.md.
+	ErrTooLarge = extract.ErrTooLarge
+	// ErrMemoryBudget: the inputs read in parallel together needed more
+	// than the memory budget; fewer workers help.
+	ErrMemoryBudget = extract.ErrMemoryBudget
 )
 
 // KernelError reports one corpus file (a kernel, a module or an import

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -19,7 +20,7 @@ type Summary struct {
 
 // Summarize describes a kernel read by Read.
 func Summarize(k *Kernel) (Summary, error) {
-	spec, err := parseBTF(k.VMLinux, nil)
+	spec, err := extract.ParseBTF(k.VMLinux, nil)
 	if err != nil {
 		return Summary{}, &KernelError{Path: k.Path, Err: err}
 	}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
 )
 
 // hostileCase is one memory reproducer of issue 9: the files it needs,
@@ -38,24 +41,24 @@ func hostileCases() []hostileCase {
 	tooLarge := ErrTooLarge.Error()
 	return []hostileCase{
 		{"xz", func(tb testing.TB, dir string, n int64) []string {
-			return []string{write(tb, dir, "9.9.9-bomb.btf.xz", bomb(tb, formatXZ, n))}
+			return []string{write(tb, dir, "9.9.9-bomb.btf.xz", bomb(tb, extract.FormatXZ, n))}
 		}, readBTF("9.9.9-bomb.btf.xz"), []string{"9.9.9-bomb.btf.xz", tooLarge}},
 		{"zstd without content size", func(tb testing.TB, dir string, n int64) []string {
-			return []string{write(tb, dir, "9.9.9-bomb.btf.zst", bomb(tb, formatZstd, n))}
+			return []string{write(tb, dir, "9.9.9-bomb.btf.zst", bomb(tb, extract.FormatZstd, n))}
 		}, readBTF("9.9.9-bomb.btf.zst"), []string{"9.9.9-bomb.btf.zst", tooLarge}},
 		{"gzip", func(tb testing.TB, dir string, n int64) []string {
-			return []string{write(tb, dir, "9.9.9-bomb.btf.gz", bomb(tb, formatGzip, n))}
+			return []string{write(tb, dir, "9.9.9-bomb.btf.gz", bomb(tb, extract.FormatGzip, n))}
 		}, readBTF("9.9.9-bomb.btf.gz"), []string{"9.9.9-bomb.btf.gz", tooLarge}},
 		{"SHF_COMPRESSED .BTF", func(tb testing.TB, dir string, n int64) []string {
-			return []string{write(tb, dir, "bomb.ko", compressedSectionELF(uint64(n), bomb(tb, formatZstd, n)))}
+			return []string{write(tb, dir, "bomb.ko", compressedSectionELF(uint64(n), bomb(tb, extract.FormatZstd, n)))}
 		}, readBTF("bomb.ko"), []string{"bomb.ko", ".BTF", tooLarge}},
 		{"bzImage size word 0xffffffff", func(tb testing.TB, dir string, n int64) []string {
-			payload := withSize(compressors[formatZstd](tb, vmlinuxELF(tb, elf.EM_X86_64)), 0xffffffff)
-			return []string{write(tb, dir, "bzImage-liar", makeBzImage(payload))}
+			payload := extracttest.WithSize(extracttest.Compressors[extract.FormatZstd](tb, extracttest.VMLinuxELF(tb, elf.EM_X86_64)), 0xffffffff)
+			return []string{write(tb, dir, "bzImage-liar", extracttest.MakeBzImage(payload))}
 		}, readBTF("bzImage-liar"), []string{"ok bzImage-liar"}},
 		// Three bombs read by eight workers: memory does not grow with them.
 		{"corpus ls of three xz bombs", func(tb testing.TB, dir string, n int64) []string {
-			b := bomb(tb, formatXZ, n)
+			b := bomb(tb, extract.FormatXZ, n)
 			return []string{
 				write(tb, dir, "debian/12/x86_64/9.9.9-bomb1.btf.xz", b),
 				write(tb, dir, "debian/12/x86_64/9.9.9-bomb2.btf.xz", b),
@@ -76,10 +79,10 @@ func hostileCases() []hostileCase {
 			// hold it: either way an error naming the file.
 			[]string{"9.9.9-bomb1.btf.xz: xz: ", "9.9.9-bomb2.btf.xz: xz: ", "9.9.9-bomb3.btf.xz: xz: "}},
 		{"deb with two .ko.xz bombs", func(tb testing.TB, dir string, n int64) []string {
-			b := bomb(tb, formatXZ, n)
+			b := bomb(tb, extract.FormatXZ, n)
 			return []string{write(tb, dir, "bombs.deb", debWith(tb, arm64Image(tb, "6.99.0-7-test"),
-				elfSec{"./lib/modules/6.99.0-7-test/kernel/a.ko.xz", b},
-				elfSec{"./lib/modules/6.99.0-7-test/kernel/b.ko.xz", b}))}
+				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/a.ko.xz", Data: b},
+				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/b.ko.xz", Data: b}))}
 		}, func(dir string) []string {
 			res, err := Import(context.Background(), filepath.Join(dir, "out"), []string{filepath.Join(dir, "bombs.deb")}, &ImportOptions{Workers: 2})
 			if err != nil {

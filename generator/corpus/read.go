@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -206,15 +207,15 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 	case kindRaw:
 		k.VMLinux, err = readRawBTF(filepath.Base(e.path), data)
 	case kindImage:
-		var img imageBTF
-		img, err = findImageBTF(data)
+		var img extract.ImageBTF
+		img, err = extract.FindImageBTF(data)
 		k.VMLinux = img.BTF
-		k.Key = completeKey(k.Key, img.key())
+		k.Key = completeKey(k.Key, img.Key())
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	spec, err := parseBTF(k.VMLinux, nil)
+	spec, err := extract.ParseBTF(k.VMLinux, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -229,15 +230,15 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 
 // readRawBTF reads raw BTF, compressed as the file name's extension says.
 func readRawBTF(name string, data []byte) ([]byte, error) {
-	if format := formatFromExt(name); format != formatNone {
-		inner, release, err := decompress(data, format, maxImage)
+	if format := extract.FormatFromExt(name); format != extract.FormatNone {
+		inner, release, err := extract.Decompress(data, format, extract.MaxImage)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
 		data = inner
 	}
-	return rawBTFFile(data)
+	return extract.RawBTFFile(data)
 }
 
 // completeKey fills the parts of a key the path did not give from what the
@@ -263,7 +264,7 @@ func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) 
 		if err != nil {
 			return err
 		}
-		if _, ok := moduleName(d.Name()); ok && !d.IsDir() {
+		if _, ok := extract.ModuleName(d.Name()); ok && !d.IsDir() {
 			files = append(files, p)
 		}
 		return nil
@@ -281,7 +282,7 @@ func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			name, _ := moduleName(filepath.Base(f))
+			name, _ := extract.ModuleName(filepath.Base(f))
 			mods[i] = Module{Name: name, Path: f}
 			mods[i].BTF, modErrs[i] = readModuleFile(f, base)
 		}()
@@ -310,7 +311,7 @@ func readModuleFile(file string, base *btfSpec) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := moduleBTF(filepath.Base(file), data)
+	b, err := extract.ModuleBTF(filepath.Base(file), data)
 	if err != nil {
 		return nil, err
 	}

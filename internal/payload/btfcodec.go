@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // This file holds a reversible transform of raw BTF that makes minimized
@@ -29,77 +31,20 @@ import (
 // header, types directly followed by strings, and known kinds only; other
 // input is stored untransformed. Decoding checks every bound.
 
-// BTF wire constants, from the kernel's Documentation/bpf/btf.rst.
+// Bits of btf_type.info: vlen in 0-15, kind in 24-28, kind_flag in 31.
 const (
-	btfMagic     = 0xeB9F
-	btfVersion   = 1
-	btfHeaderLen = 24
-	btfTypeLen   = 12
-
-	kindInt       = 1
-	kindPtr       = 2
-	kindArray     = 3
-	kindStruct    = 4
-	kindUnion     = 5
-	kindEnum      = 6
-	kindFwd       = 7
-	kindTypedef   = 8
-	kindVolatile  = 9
-	kindConst     = 10
-	kindRestrict  = 11
-	kindFunc      = 12
-	kindFuncProto = 13
-	kindVar       = 14
-	kindDatasec   = 15
-	kindFloat     = 16
-	kindDeclTag   = 17
-	kindTypeTag   = 18
-	kindEnum64    = 19
-	kindMax       = kindEnum64
-
-	// Bits of btf_type.info: vlen in 0-15, kind in 24-28, kind_flag in 31.
 	infoVlenMask = 0xffff
 	infoKindMask = 0x1f
 	infoKnown    = infoVlenMask | infoKindMask<<24 | 1<<31
 )
 
-// field classifies one u32 of a type record for the column it goes to.
-type field uint8
-
-const (
-	fieldName field = iota // offset into the string section
-	fieldRef               // type ID
-	fieldNum               // anything else: size, offset, value, encoding
-)
-
-// layout describes a kind's record: the class of btf_type's third word,
-// the words that follow once, and the words that follow vlen times.
-type layout struct {
-	third     field
-	extra     []field
-	perMember []field
-}
-
-var kindLayouts = [kindMax + 1]layout{
-	kindInt:       {third: fieldNum, extra: []field{fieldNum}},
-	kindPtr:       {third: fieldRef},
-	kindArray:     {third: fieldNum, extra: []field{fieldRef, fieldRef, fieldNum}},
-	kindStruct:    {third: fieldNum, perMember: []field{fieldName, fieldRef, fieldNum}},
-	kindUnion:     {third: fieldNum, perMember: []field{fieldName, fieldRef, fieldNum}},
-	kindEnum:      {third: fieldNum, perMember: []field{fieldName, fieldNum}},
-	kindFwd:       {third: fieldNum},
-	kindTypedef:   {third: fieldRef},
-	kindVolatile:  {third: fieldRef},
-	kindConst:     {third: fieldRef},
-	kindRestrict:  {third: fieldRef},
-	kindFunc:      {third: fieldRef},
-	kindFuncProto: {third: fieldRef, perMember: []field{fieldName, fieldRef}},
-	kindVar:       {third: fieldRef, extra: []field{fieldNum}},
-	kindDatasec:   {third: fieldNum, perMember: []field{fieldRef, fieldNum, fieldNum}},
-	kindFloat:     {third: fieldNum},
-	kindDeclTag:   {third: fieldRef, extra: []field{fieldNum}},
-	kindTypeTag:   {third: fieldRef},
-	kindEnum64:    {third: fieldNum, perMember: []field{fieldName, fieldNum, fieldNum}},
+// kindWords returns the record layout of a kind byte from the wire, or
+// false for void and kinds the transform does not know.
+func kindWords(kind uint32) (rawbtf.Words, bool) {
+	if kind > infoKindMask {
+		return rawbtf.Words{}, false
+	}
+	return rawbtf.Kind(kind).Words()
 }
 
 // btfHeader is the 24-byte header of standalone BTF.
@@ -110,22 +55,22 @@ type btfHeader struct {
 // parsePackableHeader reports whether raw is BTF the transform handles and
 // returns its section lengths.
 func parsePackableHeader(raw []byte) (btfHeader, bool) {
-	if len(raw) < btfHeaderLen {
+	if len(raw) < rawbtf.HeaderLen {
 		return btfHeader{}, false
 	}
-	return checkHeader(raw[:btfHeaderLen], uint64(len(raw)))
+	return checkHeader(raw[:rawbtf.HeaderLen], uint64(len(raw)))
 }
 
 // checkHeader reports whether hdr is a 24-byte little-endian BTF header
 // with types first, strings right after, and total bytes in all.
 func checkHeader(hdr []byte, total uint64) (btfHeader, bool) {
 	le := binary.LittleEndian
-	if le.Uint16(hdr[0:]) != btfMagic || hdr[2] != btfVersion || le.Uint32(hdr[4:]) != btfHeaderLen {
+	if le.Uint16(hdr[0:]) != rawbtf.Magic || hdr[2] != rawbtf.Version || le.Uint32(hdr[4:]) != rawbtf.HeaderLen {
 		return btfHeader{}, false
 	}
 	typeOff, typeLen := le.Uint32(hdr[8:]), le.Uint32(hdr[12:])
 	strOff, strLen := le.Uint32(hdr[16:]), le.Uint32(hdr[20:])
-	if typeOff != 0 || strOff != typeLen || uint64(btfHeaderLen)+uint64(typeLen)+uint64(strLen) != total {
+	if typeOff != 0 || strOff != typeLen || uint64(rawbtf.HeaderLen)+uint64(typeLen)+uint64(strLen) != total {
 		return btfHeader{}, false
 	}
 	return btfHeader{typeLen: typeLen, strLen: strLen}, true
@@ -230,49 +175,49 @@ func Pack(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	le := binary.LittleEndian
-	types := raw[btfHeaderLen : btfHeaderLen+hdr.typeLen]
-	strs := raw[btfHeaderLen+hdr.typeLen:]
+	types := raw[rawbtf.HeaderLen : rawbtf.HeaderLen+hdr.typeLen]
+	strs := raw[rawbtf.HeaderLen+hdr.typeLen:]
 
 	var kinds, names, refs, nums []byte
 	nc := nameCoder{strs: strs}
 	var rc refCoder
-	put := func(f field, v uint32) {
+	put := func(f rawbtf.Word, v uint32) {
 		switch f {
-		case fieldName:
+		case rawbtf.WordName:
 			names = binary.AppendUvarint(names, nc.encode(v))
-		case fieldRef:
+		case rawbtf.WordRef:
 			refs = binary.AppendUvarint(refs, rc.encode(v))
 		default:
 			nums = binary.AppendUvarint(nums, uint64(v))
 		}
 	}
 	for id, off := uint32(1), 0; off < len(types); id++ {
-		if len(types)-off < btfTypeLen {
+		if len(types)-off < rawbtf.TypeLen {
 			return nil, false
 		}
 		info := le.Uint32(types[off+4:])
 		kind := info >> 24 & infoKindMask
-		if info&^infoKnown != 0 || kind == 0 || kind > kindMax {
+		l, ok := kindWords(kind)
+		if info&^infoKnown != 0 || !ok {
 			return nil, false
 		}
-		l := kindLayouts[kind]
 		vlen := int(info & infoVlenMask)
-		size := btfTypeLen + 4*(len(l.extra)+vlen*len(l.perMember))
+		size := rawbtf.TypeLen + 4*(len(l.Extra)+vlen*len(l.PerMember))
 		if len(types)-off < size {
 			return nil, false
 		}
 		rc.startType(id)
 		kinds = append(kinds, byte(kind|info>>31<<7))
 		kinds = binary.AppendUvarint(kinds, uint64(vlen))
-		put(fieldName, le.Uint32(types[off:]))
-		put(l.third, le.Uint32(types[off+8:]))
-		w := off + btfTypeLen
-		for _, f := range l.extra {
+		put(rawbtf.WordName, le.Uint32(types[off:]))
+		put(l.Third, le.Uint32(types[off+8:]))
+		w := off + rawbtf.TypeLen
+		for _, f := range l.Extra {
 			put(f, le.Uint32(types[w:]))
 			w += 4
 		}
 		for range vlen {
-			for _, f := range l.perMember {
+			for _, f := range l.PerMember {
 				put(f, le.Uint32(types[w:]))
 				w += 4
 			}
@@ -281,7 +226,7 @@ func Pack(raw []byte) ([]byte, bool) {
 	}
 
 	out := make([]byte, 0, len(raw)+len(kinds)+len(names)+len(refs)+len(nums)+16)
-	out = append(out, raw[:btfHeaderLen]...)
+	out = append(out, raw[:rawbtf.HeaderLen]...)
 	out = append(out, strs...)
 	for _, col := range [][]byte{kinds, names, refs} {
 		out = binary.AppendUvarint(out, uint64(len(col)))

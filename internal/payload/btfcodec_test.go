@@ -9,6 +9,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // packable lists real BTF the column transform must reverse exactly:
@@ -75,7 +76,7 @@ func TestPackDeclines(t *testing.T) {
 	bigEndian := bytes.Clone(raw)
 	bigEndian[0], bigEndian[1] = bigEndian[1], bigEndian[0]
 	badKind := bytes.Clone(raw)
-	badKind[btfHeaderLen+7] = 0x1f // first type's kind
+	badKind[rawbtf.HeaderLen+7] = 0x1f // first type's kind
 	// pahole's split BTF for a module, with the 32-byte header.
 	testmod, err := os.ReadFile(filepath.Join(kerneltest.CiliumTestdata(t), "btf_testmod.btf"))
 	if err != nil {

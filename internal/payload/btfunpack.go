@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // errPacked wraps ErrCorrupt: packed BTF only comes from a payload.
@@ -27,18 +29,18 @@ type unpacker struct {
 }
 
 func newUnpacker(packed []byte, rawLen int) (*unpacker, error) {
-	if len(packed) < btfHeaderLen {
+	if len(packed) < rawbtf.HeaderLen {
 		return nil, fmt.Errorf("%w: header truncated", errPacked)
 	}
-	hdr, ok := checkHeader(packed[:btfHeaderLen], uint64(rawLen))
+	hdr, ok := checkHeader(packed[:rawbtf.HeaderLen], uint64(rawLen))
 	if !ok {
 		return nil, fmt.Errorf("%w: header does not describe %d bytes of BTF", errPacked, rawLen)
 	}
-	rest := packed[btfHeaderLen:]
+	rest := packed[rawbtf.HeaderLen:]
 	if uint64(len(rest)) < uint64(hdr.strLen) {
 		return nil, fmt.Errorf("%w: string section truncated", errPacked)
 	}
-	u := &unpacker{hdr: packed[:btfHeaderLen], strs: rest[:hdr.strLen], typeLen: int(hdr.typeLen), id: 1}
+	u := &unpacker{hdr: packed[:rawbtf.HeaderLen], strs: rest[:hdr.strLen], typeLen: int(hdr.typeLen), id: 1}
 	rest = rest[hdr.strLen:]
 	for i, col := range []*[]byte{&u.kinds, &u.names, &u.refs} {
 		n, k := binary.Uvarint(rest)
@@ -62,15 +64,15 @@ func (u *unpacker) uvarint(col *[]byte, what string) (uint64, error) {
 	return v, nil
 }
 
-func (u *unpacker) field(f field) (uint32, error) {
+func (u *unpacker) field(f rawbtf.Word) (uint32, error) {
 	switch f {
-	case fieldName:
+	case rawbtf.WordName:
 		code, err := u.uvarint(&u.names, "name")
 		if err != nil {
 			return 0, err
 		}
 		return u.nc.decode(code)
-	case fieldRef:
+	case rawbtf.WordRef:
 		code, err := u.uvarint(&u.refs, "reference")
 		if err != nil {
 			return 0, err
@@ -100,28 +102,28 @@ func (u *unpacker) record(out []byte) ([]byte, error) {
 		return nil, err
 	}
 	kind := uint32(kb & infoKindMask)
-	if kb&^(infoKindMask|0x80) != 0 || kind == 0 || kind > kindMax || vlen > infoVlenMask {
+	l, ok := kindWords(kind)
+	if kb&^(infoKindMask|0x80) != 0 || !ok || vlen > infoVlenMask {
 		return nil, fmt.Errorf("%w: type %d: bad kind", errPacked, id)
 	}
-	l := kindLayouts[kind]
-	size := btfTypeLen + 4*(len(l.extra)+int(vlen)*len(l.perMember))
+	size := rawbtf.TypeLen + 4*(len(l.Extra)+int(vlen)*len(l.PerMember))
 	if u.typeLen-u.done < size {
 		return nil, fmt.Errorf("%w: type %d overruns the type section", errPacked, id)
 	}
 	u.done += size
 	u.rc.startType(id)
-	name, err := u.field(fieldName)
+	name, err := u.field(rawbtf.WordName)
 	if err != nil {
 		return nil, err
 	}
-	third, err := u.field(l.third)
+	third, err := u.field(l.Third)
 	if err != nil {
 		return nil, err
 	}
 	out = le.AppendUint32(out, name)
 	out = le.AppendUint32(out, kind<<24|uint32(kb>>7)<<31|uint32(vlen))
 	out = le.AppendUint32(out, third)
-	for _, f := range l.extra {
+	for _, f := range l.Extra {
 		v, err := u.field(f)
 		if err != nil {
 			return nil, err
@@ -129,7 +131,7 @@ func (u *unpacker) record(out []byte) ([]byte, error) {
 		out = le.AppendUint32(out, v)
 	}
 	for range vlen {
-		for _, f := range l.perMember {
+		for _, f := range l.PerMember {
 			v, err := u.field(f)
 			if err != nil {
 				return nil, err

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // readAll reads raw BTF through unpackReader the way cilium/ebpf does.
@@ -54,7 +56,7 @@ func TestUnpackRejects(t *testing.T) {
 		"wrong length": {packed, len(raw) + 1},
 		"truncated":    {packed[:len(packed)-1], len(raw)},
 		"trailing":     {append(bytes.Clone(packed), 0), len(raw)},
-		"header only":  {packed[:btfHeaderLen], len(raw)},
+		"header only":  {packed[:rawbtf.HeaderLen], len(raw)},
 		"empty":        {nil, len(raw)},
 	} {
 		if _, err := Unpack(c.packed, c.rawLen); err == nil {

@@ -185,12 +185,12 @@ func (e *Encoder) Add(r Record) (TypeID, error) {
 // Bytes returns the blob: a 24-byte header, the types, the strings.
 func (e *Encoder) Bytes() []byte {
 	h := Header{
-		HdrLen:  classicHeaderLen,
+		HdrLen:  HeaderLen,
 		TypeLen: uint32(len(e.types)),
 		StrOff:  uint32(len(e.types)),
 		StrLen:  uint32(len(e.strs)),
 	}
-	out := make([]byte, classicHeaderLen, h.Size())
+	out := make([]byte, HeaderLen, h.Size())
 	h.put(e.bo.(binary.ByteOrder), out)
 	out = append(out, e.types...)
 	return append(out, e.strs...)

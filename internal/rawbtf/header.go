@@ -6,12 +6,20 @@ import (
 	"fmt"
 )
 
-// Magic is the first field of every BTF header.
-const Magic = 0xeB9F
-
+// The wire constants of BTF (include/uapi/linux/btf.h).
 const (
-	classicHeaderLen = 24 // magic..str_len
-	layoutHeaderLen  = 32 // plus layout_off, layout_len
+	// Magic is the first field of every BTF header.
+	Magic = 0xeB9F
+	// Version is the BTF version, the header's third byte.
+	Version = 1
+	// HeaderLen is the length of the classic header, magic to str_len:
+	// what pahole, the kernel and this package's encoder write.
+	HeaderLen = 24
+	// TypeLen is the length of struct btf_type, the part every type
+	// record starts with: name_off, info, size or type.
+	TypeLen = 12
+
+	layoutHeaderLen = 32 // HeaderLen plus layout_off, layout_len
 )
 
 // ErrNotBTF is wrapped by errors for data that does not start with a BTF
@@ -56,12 +64,12 @@ func ParseHeader(data []byte) (Header, binary.ByteOrder, error) {
 	default:
 		return Header{}, nil, fmt.Errorf("magic %#04x: %w", binary.LittleEndian.Uint16(data), ErrNotBTF)
 	}
-	if v := data[2]; v != 1 {
+	if v := data[2]; v != Version {
 		return Header{}, nil, fmt.Errorf("unsupported BTF version %d", v)
 	}
 	h := Header{HdrLen: bo.Uint32(data[4:])}
-	if h.HdrLen < classicHeaderLen {
-		return Header{}, nil, fmt.Errorf("header length %d is shorter than %d", h.HdrLen, classicHeaderLen)
+	if h.HdrLen < HeaderLen {
+		return Header{}, nil, fmt.Errorf("header length %d is shorter than %d", h.HdrLen, HeaderLen)
 	}
 	if uint64(h.HdrLen) > uint64(len(data)) {
 		return Header{}, nil, fmt.Errorf("header length %d exceeds the %d bytes of data", h.HdrLen, len(data))
@@ -70,7 +78,7 @@ func ParseHeader(data []byte) (Header, binary.ByteOrder, error) {
 	h.TypeLen = bo.Uint32(data[12:])
 	h.StrOff = bo.Uint32(data[16:])
 	h.StrLen = bo.Uint32(data[20:])
-	known := uint32(classicHeaderLen)
+	known := uint32(HeaderLen)
 	if h.HdrLen >= layoutHeaderLen {
 		h.LayoutOff = bo.Uint32(data[24:])
 		h.LayoutLen = bo.Uint32(data[28:])
@@ -93,9 +101,9 @@ func ParseHeader(data []byte) (Header, binary.ByteOrder, error) {
 // put writes a classic 24-byte header.
 func (h Header) put(bo binary.ByteOrder, b []byte) {
 	bo.PutUint16(b, Magic)
-	b[2] = 1 // version
+	b[2] = Version
 	b[3] = 0 // flags
-	bo.PutUint32(b[4:], classicHeaderLen)
+	bo.PutUint32(b[4:], HeaderLen)
 	bo.PutUint32(b[8:], h.TypeOff)
 	bo.PutUint32(b[12:], h.TypeLen)
 	bo.PutUint32(b[16:], h.StrOff)

@@ -137,7 +137,7 @@ func (s *Spec) indexTypes() error {
 		if !ok {
 			return fmt.Errorf("type %d at offset %d: unknown kind %d and no layout for it", id, off, k)
 		}
-		size := 12 + int(l.info) + int(l.elem)*vlen
+		size := TypeLen + int(l.info) + int(l.elem)*vlen
 		if size > len(s.types)-off {
 			return fmt.Errorf("type %d (%v) at offset %d: record of %d bytes overruns the type section", id, k, off, size)
 		}
@@ -324,6 +324,6 @@ func (s *Spec) view(id TypeID, off uint32) Type {
 		KindFlag: infoKindFlag(info),
 		word:     s.bo.Uint32(rec[8:]),
 		spec:     s,
-		body:     rec[12 : 12+int(l.info)+int(l.elem)*vlen],
+		body:     rec[TypeLen : TypeLen+int(l.info)+int(l.elem)*vlen],
 	}
 }

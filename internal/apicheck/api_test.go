@@ -1,0 +1,168 @@
+package apicheck
+
+import (
+	"fmt"
+	"go/types"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+const module = "github.com/btfembed/btfembed"
+
+func isInternal(path string) bool {
+	return strings.HasPrefix(path, module+"/") && (strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal"))
+}
+
+// TestNoInternalTypesInPublicAPI loads every public package of the module
+// and walks the type of each exported identifier: functions' parameters
+// and results, exported fields and methods, variables and constants.
+func TestNoInternalTypesInPublicAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks the whole module")
+	}
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: "../.."}, module+"/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Errorf("%s: %v", p.PkgPath, e)
+		}
+		if isInternal(p.PkgPath) || p.Name == "main" || p.Types == nil {
+			continue
+		}
+		checked++
+		for _, bad := range internalMentions(p.Types) {
+			t.Errorf("%s", bad)
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("checked %d public packages, want the module's (corereloc, distill, runtime, generator, ...)", checked)
+	}
+}
+
+// TestCheckerFindsInternalTypes makes sure the walk can fail: a package
+// whose exported function takes an internal type is reported.
+func TestCheckerFindsInternalTypes(t *testing.T) {
+	internal := types.NewPackage(module+"/internal/x", "x")
+	spec := types.NewNamed(types.NewTypeName(0, internal, "Spec", nil), types.NewStruct(nil, nil), nil)
+	pub := types.NewPackage(module+"/pub", "pub")
+	params := types.NewTuple(types.NewVar(0, pub, "s", types.NewSlice(types.NewPointer(spec))))
+	fn := types.NewFunc(0, pub, "Match", types.NewSignatureType(nil, nil, nil, params, nil, false))
+	pub.Scope().Insert(fn)
+	got := internalMentions(pub)
+	if len(got) != 1 || !strings.Contains(got[0], "Match") {
+		t.Fatalf("internalMentions = %q, want Match reported", got)
+	}
+}
+
+// internalMentions lists the exported identifiers of pkg whose API mentions
+// a type from an internal package.
+func internalMentions(pkg *types.Package) []string {
+	var out []string
+	report := func(what string, typ types.Type) {
+		if path := findInternal(typ, map[types.Type]bool{}); path != "" {
+			out = append(out, fmt.Sprintf("%s.%s mentions %s", pkg.Path(), what, path))
+		}
+	}
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		if !obj.Exported() {
+			continue
+		}
+		switch obj := obj.(type) {
+		case *types.TypeName:
+			if alias, ok := obj.Type().(*types.Alias); ok {
+				report(name, alias.Rhs())
+				continue
+			}
+			named, ok := obj.Type().(*types.Named)
+			if !ok {
+				continue
+			}
+			if st, ok := named.Underlying().(*types.Struct); ok {
+				for i := range st.NumFields() {
+					if f := st.Field(i); f.Exported() {
+						report(name+"."+f.Name(), f.Type())
+					}
+				}
+			} else {
+				report(name, named.Underlying())
+			}
+			for i := range named.NumMethods() {
+				if m := named.Method(i); m.Exported() {
+					report(name+"."+m.Name(), m.Type())
+				}
+			}
+		default:
+			report(name, obj.Type())
+		}
+	}
+	return out
+}
+
+// findInternal returns the internal package path of a type that typ
+// mentions, or "". It stops at named types of other packages: the test
+// checks those packages on their own.
+func findInternal(typ types.Type, seen map[types.Type]bool) string {
+	if seen[typ] {
+		return ""
+	}
+	seen[typ] = true
+	switch t := typ.(type) {
+	case *types.Named:
+		if p := t.Obj().Pkg(); p != nil && isInternal(p.Path()) {
+			return p.Path() + "." + t.Obj().Name()
+		}
+		for i := range t.TypeArgs().Len() {
+			if p := findInternal(t.TypeArgs().At(i), seen); p != "" {
+				return p
+			}
+		}
+	case *types.Alias:
+		if p := t.Obj().Pkg(); p != nil && isInternal(p.Path()) {
+			return p.Path() + "." + t.Obj().Name()
+		}
+		return findInternal(t.Rhs(), seen)
+	case *types.Pointer:
+		return findInternal(t.Elem(), seen)
+	case *types.Slice:
+		return findInternal(t.Elem(), seen)
+	case *types.Array:
+		return findInternal(t.Elem(), seen)
+	case *types.Map:
+		if p := findInternal(t.Key(), seen); p != "" {
+			return p
+		}
+		return findInternal(t.Elem(), seen)
+	case *types.Chan:
+		return findInternal(t.Elem(), seen)
+	case *types.Signature:
+		for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+			for i := range tup.Len() {
+				if p := findInternal(tup.At(i).Type(), seen); p != "" {
+					return p
+				}
+			}
+		}
+	case *types.Struct:
+		for i := range t.NumFields() {
+			if f := t.Field(i); f.Exported() || f.Embedded() {
+				if p := findInternal(f.Type(), seen); p != "" {
+					return p
+				}
+			}
+		}
+	case *types.Interface:
+		for i := range t.NumMethods() {
+			if p := findInternal(t.Method(i).Type(), seen); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}

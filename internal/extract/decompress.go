@@ -1,0 +1,242 @@
+package extract
+
+import (
+	"bytes"
+	"compress/bzip2"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/therootcompany/xz"
+	"github.com/ulikunitz/xz/lzma"
+)
+
+// Compression formats met in corpora, kernel images and packages.
+const (
+	FormatNone      = ""
+	FormatGzip      = "gzip"
+	FormatXZ        = "xz"
+	FormatZstd      = "zstd"
+	FormatLZ4Legacy = "lz4-legacy"
+	FormatLZ4       = "lz4"
+	FormatBzip2     = "bzip2"
+	FormatLZMA      = "lzma"
+	FormatLZO       = "lzo"
+)
+
+var compressionMagics = []struct {
+	format string
+	magic  []byte
+}{
+	{FormatXZ, []byte{0xfd, '7', 'z', 'X', 'Z', 0}},
+	{FormatZstd, []byte{0x28, 0xb5, 0x2f, 0xfd}},
+	{FormatGzip, []byte{0x1f, 0x8b}},
+	{FormatLZ4Legacy, []byte{0x02, 0x21, 0x4c, 0x18}},
+	{FormatLZ4, []byte{0x04, 0x22, 0x4d, 0x18}},
+	{FormatBzip2, []byte("BZh")},
+	{FormatLZO, []byte{0x89, 'L', 'Z', 'O', 0, '\r', '\n', 0x1a, '\n'}},
+	// lzma -9 as the kernel build runs it: properties lc=3 lp=0 pb=2, then a
+	// little-endian dictionary size; only the first byte and the zero low
+	// byte of the size are fixed.
+	{FormatLZMA, []byte{0x5d, 0x00}},
+}
+
+// SniffCompression names the compression format data starts with, or
+// returns FormatNone.
+func SniffCompression(data []byte) string {
+	for _, m := range compressionMagics {
+		if bytes.HasPrefix(data, m.magic) {
+			return m.format
+		}
+	}
+	return FormatNone
+}
+
+// zstdDecoders are reused: a decoder's tables are costly to build.
+var zstdDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(MaxImage))
+	if err != nil {
+		panic(err) // only invalid options fail, and these are constant
+	}
+	return d
+}}
+
+// decompress decodes one whole compressed stream in the given format into
+// at most limit bytes, streamed against the cap and the shared memory
+// budget (see readCapped); release gives the bytes back to the budget.
+// No size the stream or its container claims presizes anything. Bytes
+// after the end of the stream are ignored for xz, gzip and lzma; zstd and
+// lz4 take the input as exactly their frames.
+func Decompress(data []byte, format string, limit int64) (out []byte, release func(), err error) {
+	var r io.Reader
+	switch format {
+	case FormatXZ:
+		xr, err := xz.NewReader(bytes.NewReader(data), maxWindow)
+		if err != nil {
+			return nil, nil, FormatError(FormatXZ, err)
+		}
+		xr.Multistream(false)
+		r = xr
+	case FormatZstd:
+		d := zstdDecoders.Get().(*zstd.Decoder)
+		defer zstdDecoders.Put(d)
+		if err := d.Reset(bytes.NewReader(data)); err != nil {
+			return nil, nil, FormatError(FormatZstd, err)
+		}
+		defer d.Reset(nil)
+		r = d
+	case FormatGzip:
+		gr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, nil, FormatError(FormatGzip, err)
+		}
+		gr.Multistream(false)
+		r = gr
+	case FormatLZ4Legacy:
+		r = &blockReader{next: lz4LegacyBlocks(data)}
+	case FormatLZ4:
+		r = lz4.NewReader(bytes.NewReader(data))
+	case FormatBzip2:
+		r = bzip2.NewReader(bytes.NewReader(data))
+	case FormatLZMA:
+		lr, err := lzma.ReaderConfig{DictCap: maxWindow}.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, nil, FormatError(FormatLZMA, err)
+		}
+		r = lr
+	case FormatLZO:
+		next, err := lzopBlocks(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = &blockReader{next: next}
+	default:
+		return nil, nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
+	}
+	out, release, err = readCapped(r, limit)
+	if err != nil {
+		return nil, nil, FormatError(format, err)
+	}
+	return out, release, nil
+}
+
+// blockReader turns a decoder that yields whole blocks into an io.Reader.
+// next returns the next block (valid until the following call) or io.EOF.
+type blockReader struct {
+	next    func() ([]byte, error)
+	pending []byte
+}
+
+func (b *blockReader) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		var err error
+		if b.pending, err = b.next(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// lz4LegacyBlock is the uncompressed size of every block but the last in
+// the lz4 legacy frame (lz4 -l), the format the kernel build uses.
+const lz4LegacyBlock = 8 << 20
+
+// lz4LegacyBlocks decodes an lz4 legacy frame block by block: the magic,
+// then blocks of a little-endian 32-bit compressed length and the block. A
+// repeated magic starts a new frame. The frame has no end marker: it ends
+// with the input.
+func lz4LegacyBlocks(data []byte) func() ([]byte, error) {
+	data = data[4:]
+	var scratch []byte
+	return func() ([]byte, error) {
+		for {
+			if len(data) == 0 {
+				return nil, io.EOF
+			}
+			if len(data) < 4 {
+				return nil, fmt.Errorf("lz4: truncated block header")
+			}
+			n := binary.LittleEndian.Uint32(data)
+			data = data[4:]
+			if n == 0x184c2102 {
+				continue
+			}
+			if uint64(n) > uint64(len(data)) {
+				return nil, fmt.Errorf("lz4: block of %d bytes, %d left", n, len(data))
+			}
+			if scratch == nil {
+				scratch = make([]byte, lz4LegacyBlock)
+			}
+			m, err := lz4.UncompressBlock(data[:n], scratch)
+			if err != nil {
+				return nil, FormatError(FormatLZ4, err)
+			}
+			data = data[n:]
+			return scratch[:m], nil
+		}
+	}
+}
+
+// DecompressReader decodes a compressed stream as it is read, for archives
+// too large to hold whole (a package's data.tar).
+func DecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
+	switch format {
+	case FormatNone:
+		return io.NopCloser(r), nil
+	case FormatXZ:
+		xr, err := xz.NewReader(r, maxWindow)
+		if err != nil {
+			return nil, FormatError(FormatXZ, err)
+		}
+		return io.NopCloser(xr), nil
+	case FormatZstd:
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(MaxImage))
+		if err != nil {
+			return nil, FormatError(FormatZstd, err)
+		}
+		return zr.IOReadCloser(), nil
+	case FormatGzip:
+		gr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, FormatError(FormatGzip, err)
+		}
+		return gr, nil
+	case FormatBzip2:
+		return io.NopCloser(bzip2.NewReader(r)), nil
+	}
+	return nil, fmt.Errorf("%w: compression %q of a stream", ErrUnknownFormat, format)
+}
+
+// FormatFromExt names the compression a file name's extension says.
+func FormatFromExt(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".xz"):
+		return FormatXZ
+	case strings.HasSuffix(name, ".zst"):
+		return FormatZstd
+	case strings.HasSuffix(name, ".gz"):
+		return FormatGzip
+	case strings.HasSuffix(name, ".bz2"):
+		return FormatBzip2
+	}
+	return FormatNone
+}
+
+// FormatError prefixes a decoder's error with the format's name unless the
+// decoder already did ("xz: data is truncated or corrupt").
+func FormatError(format string, err error) error {
+	name, _, _ := strings.Cut(format, "-")
+	if strings.HasPrefix(err.Error(), name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", format, err)
+}

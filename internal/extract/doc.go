@@ -1,0 +1,12 @@
+// Package extract finds kernel BTF in what distributions and kernel builds
+// ship: compressed streams (gzip, xz, lzma, zstd, lz4 legacy, bzip2, lzo),
+// kernel images (x86 bzImage, EFI zboot, arm64 and riscv64 Image, flat
+// payloads scanned for the BTF magic), ELF vmlinux and modules (.BTF and
+// .BTF.base), the kernel banner (release and distribution), and Debian
+// packages (ar, control and data tarballs).
+//
+// Every decoder streams its output against a cap (MaxBTF, MaxImage) and a
+// memory budget shared by all readers (memory.go, docs/threat-model.md),
+// and turns malformed input into an error wrapping ErrNoBTF or
+// ErrUnknownFormat where one applies, never a panic. Package corpus builds on it.
+package extract

@@ -1,0 +1,13 @@
+package extract
+
+import "errors"
+
+// Sentinel errors, wrapped by the errors of this package (and re-exported
+// by package corpus).
+var (
+	// ErrNoBTF: the input holds no BTF (for a kernel image, it was built
+	// without CONFIG_DEBUG_INFO_BTF).
+	ErrNoBTF = errors.New("no BTF found")
+	// ErrUnknownFormat: the input is none of the formats this package reads.
+	ErrUnknownFormat = errors.New("unknown file format")
+)

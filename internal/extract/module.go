@@ -1,0 +1,57 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ModuleSuffixes are the file names a module's BTF is read from: the module
+// itself as the kernel ships it, or its raw split BTF.
+var ModuleSuffixes = []string{
+	".ko", ".ko.xz", ".ko.zst", ".ko.gz",
+	".btf", ".btf.xz", ".btf.zst", ".btf.gz",
+}
+
+// ModuleName returns the module name of a file name ("nf_conntrack" for
+// nf_conntrack.ko.xz) and whether the name is one of a module.
+func ModuleName(file string) (string, bool) {
+	for _, s := range ModuleSuffixes {
+		if name, ok := strings.CutSuffix(file, s); ok && name != "" {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// ModuleBTF returns the raw split BTF of a module file, whose name says its
+// format. The BTF is checked for framing only: validating it needs the base.
+//
+// A module whose .BTF is split over its own distilled base (.BTF.base) is
+// refused: Module.BTF is split BTF over the kernel's vmlinux, as the
+// generator minimizes it jointly with vmlinux, and moving such a module onto
+// its vmlinux is a relocation (package distill, strict or layout-compatible)
+// for the caller to choose, not a reading. ReadBTF returns both sections.
+func ModuleBTF(file string, data []byte) ([]byte, error) {
+	if format := FormatFromExt(file); format != FormatNone {
+		inner, release, err := Decompress(data, format, MaxImage)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		data = inner
+	}
+	if !strings.Contains(file, ".ko") {
+		return RawBTFFile(data)
+	}
+	if !IsELF(data) {
+		return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
+	}
+	e, err := ReadELFBTF(data)
+	if err != nil {
+		return nil, err
+	}
+	if e.Base != nil {
+		return nil, fmt.Errorf("module BTF is split over a distilled base (.BTF.base), which this corpus format does not carry")
+	}
+	return e.BTF, nil
+}
