@@ -51,6 +51,7 @@ var ErrMemoryBudget = errors.New("memory budget for parallel reads exhausted")
 type budget struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
+	total   int64
 	free    int64
 	holders int // leases holding bytes
 	waiting int // of which waiting for more since the last release
@@ -59,7 +60,7 @@ type budget struct {
 var sharedBudget = newBudget(memoryBudget)
 
 func newBudget(n int64) *budget {
-	b := &budget{free: n}
+	b := &budget{total: n, free: n}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -77,6 +78,9 @@ func (l *lease) acquire(n int64) error {
 	b := l.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if l.held+n > b.total {
+		return fmt.Errorf("%w (%d MiB)", ErrMemoryBudget, b.total>>20)
+	}
 	for b.free < n {
 		// Only a reader holding memory can release some. This one waits
 		// while another holder is not waiting; if it holds nothing it
@@ -86,7 +90,7 @@ func (l *lease) acquire(n int64) error {
 			stuck = b.holders-b.waiting-1 <= 0
 		}
 		if stuck {
-			return fmt.Errorf("%w (%d MiB)", ErrMemoryBudget, memoryBudget>>20)
+			return fmt.Errorf("%w (%d MiB)", ErrMemoryBudget, b.total>>20)
 		}
 		if l.held > 0 {
 			b.waiting++ // release resets it: every waiter rechecks
