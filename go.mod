@@ -24,5 +24,6 @@ require (
 
 tool (
 	github.com/btfembed/btfembed/cmd/btfembed
+	github.com/cilium/ebpf/cmd/bpf2go
 	golang.org/x/tools/cmd/stringer
 )

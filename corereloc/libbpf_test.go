@@ -31,7 +31,7 @@ func TestLibbpfAgrees(t *testing.T) {
 			objs = append(objs, o)
 		}
 	}
-	objs = append(objs, "../examples/execsnoop/bpf/execsnoop_bpfel.o")
+	objs = append(objs, "../examples/execsnoop/bpf_x86_bpfel.o", "../examples/execsnoop/bpf_arm64_bpfel.o")
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
 			data, err := k.load()

@@ -38,11 +38,11 @@ func (c filterCount) add(_ string, _ kernelkey.Key, filter string) { c[filter]++
 
 // noKernels is the error for a run left without a kernel: it says what
 // removed each entry, so a filter that matches nothing is seen as such.
-func noKernels(args *Args, removed filterCount, skipped int) error {
+func noKernels(args *Args, arches []string, removed filterCount, skipped int) error {
 	var why []string
 	for _, f := range slices.Sorted(maps.Keys(removed)) {
 		what := map[string]string{
-			"arch":    fmt.Sprintf("the arch filter %v", args.Arch),
+			"arch":    fmt.Sprintf("the arch filter %v", arches),
 			"release": fmt.Sprintf("the kernels pattern %q", args.Kernels),
 		}[f]
 		if what == "" {

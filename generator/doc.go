@@ -3,6 +3,12 @@
 // BPF objects needs, proves each result with cilium/ebpf's own relocation
 // code, and emits Go source that embeds the results.
 //
+// Each object is checked against, and embedded for, only the kernels of the
+// architectures it pairs with (pair.go): bpf2go's bpf_x86_bpfel.o with
+// x86 kernels, a generic bpf_bpfel.o with every little-endian kernel.
+// EmbeddedObjects finds the objects a Go package embeds per GOARCH, and
+// Result.ForArch splits a run into what each GOARCH's binary embeds.
+//
 // Per kernel, in parallel (Args.Workers):
 //
 //  1. the kernel's vmlinux BTF and module BTF are parsed lazily

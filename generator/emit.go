@@ -3,7 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"go/format"
+	"go/build/constraint"
 	"io"
 	"maps"
 	"path/filepath"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 )
 
 // GeneratedHeader is the first line of every Go file btfembed writes, in
@@ -25,9 +26,13 @@ const runtimePkg = "github.com/btfembed/btfembed/runtime"
 type EmitArgs struct {
 	// Package is the Go package name of the generated file.
 	Package string
-	// Ident is the exported function that returns the embedded assets;
-	// "KernelBTF" if empty.
+	// Ident is the function that returns the embedded assets, exported or
+	// not as its case says; "KernelBTF" if empty.
 	Ident string
+	// GOARCHes, if set, are the GOARCHes the file is built for (its
+	// //go:build line): the payload holds kernels of their architecture
+	// only.
+	GOARCHes []string
 	// PayloadFile is the payload's file name, in the directory of the Go
 	// file, for //go:embed.
 	PayloadFile string
@@ -48,8 +53,15 @@ func Emit(w io.Writer, args EmitArgs) error {
 	if ident == "" {
 		ident = "KernelBTF"
 	}
-	if !isIdent(ident) || !unicode.IsUpper([]rune(ident)[0]) {
-		return fmt.Errorf("identifier %q is not an exported Go identifier", ident)
+	if !isIdent(ident) || ident == "_" {
+		return fmt.Errorf("identifier %q is not a Go identifier", ident)
+	}
+	var tags []constraint.Expr
+	for _, goarch := range args.GOARCHes {
+		if !isIdent(goarch) && !isGOARCH(goarch) {
+			return fmt.Errorf("GOARCH %q cannot be a build constraint", goarch)
+		}
+		tags = append(tags, &constraint.TagExpr{Tag: goarch})
 	}
 	if args.PayloadFile == "" || strings.ContainsAny(args.PayloadFile, "/\\ \"") {
 		return fmt.Errorf("payload file name %q cannot be embedded", args.PayloadFile)
@@ -67,8 +79,15 @@ func Emit(w io.Writer, args EmitArgs) error {
 	if args.Command != "" {
 		f.HeaderComment("Command: " + args.Command)
 	}
+	if len(tags) > 0 {
+		expr := tags[0]
+		for _, t := range tags[1:] {
+			expr = &constraint.OrExpr{X: expr, Y: t}
+		}
+		f.HeaderComment("//go:build " + expr.String())
+	}
 	f.Anon("embed")
-	f.ImportName(runtimePkg, "runtime")
+	f.ImportAlias(runtimePkg, "btfruntime")
 
 	f.Comment("//go:embed " + args.PayloadFile)
 	f.Var().Id(payloadVar).Index().Byte()
@@ -92,7 +111,8 @@ func Emit(w io.Writer, args EmitArgs) error {
 	if err := f.Render(&buf); err != nil {
 		return fmt.Errorf("render generated code: %w", err)
 	}
-	src, err := format.Source(buf.Bytes())
+	// As goimports would: the standard library apart from the rest.
+	src, err := imports.Process("", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
 	if err != nil {
 		return fmt.Errorf("format generated code: %w", err)
 	}
@@ -105,7 +125,9 @@ func Emit(w io.Writer, args EmitArgs) error {
 func docComment(ident string, r *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s returns the kernel BTF that btfembed embedded in this package", ident)
-	if r != nil {
+	if r != nil && len(r.Kernels) == 0 {
+		b.WriteString(":\nno kernel, as the corpus has none for the GOARCHes of this file, so only\nkernels with BTF of their own are served.")
+	} else if r != nil {
 		perArch := map[string]int{}
 		for _, k := range r.Kernels {
 			perArch[k.Arch]++
@@ -125,6 +147,11 @@ func docComment(ident string, r *Report) string {
 	}
 	b.WriteString("\n\nAt start-up, pass the result of its CollectionOptions method to\nebpf.NewCollectionWithOptions, or call Select for the BTF alone.")
 	return b.String()
+}
+
+// isGOARCH accepts GOARCH names that are not Go identifiers ("386").
+func isGOARCH(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func isIdent(s string) bool {

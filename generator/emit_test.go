@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/imports"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -18,34 +20,71 @@ func TestEmitGolden(t *testing.T) {
 		Blobs:        2,
 		PayloadBytes: 1234,
 	}
-	var got bytes.Buffer
-	err := Emit(&got, EmitArgs{
-		Package:     "agent",
-		PayloadFile: "kernelbtf.btfembed",
-		Command:     "btfembed -corpus btfhub bpf_bpfel.o",
-		Report:      report,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "kernelbtf.go.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Fatalf("Emit output differs from %s (run with -update after checking):\n%s", golden, got.String())
-	}
-	if strings.Contains(got.String(), "/somewhere") {
-		t.Fatal("a host path leaked into the generated source")
-	}
-	if !strings.HasPrefix(got.String(), "// "+GeneratedHeader+"\n") {
-		t.Fatal("generated file does not start with the standard header")
+	for _, tc := range []struct {
+		golden string
+		args   EmitArgs
+	}{
+		{"kernelbtf.go.golden", EmitArgs{
+			Package:     "agent",
+			PayloadFile: "kernelbtf.btfembed",
+			Command:     "go tool btfembed -pkg agent -corpus btfhub bpf_bpfel.o",
+			Report:      report,
+		}},
+		// The go:generate mode's per-GOARCH file, with an unexported
+		// function.
+		{"kernelbtf_amd64.go.golden", EmitArgs{
+			Package:     "agent",
+			Ident:       "kernelBTF",
+			GOARCHes:    []string{"amd64"},
+			PayloadFile: "kernelbtf_amd64.btfembed",
+			Command:     "go tool btfembed -pkg agent -corpus btfhub",
+			Report:      report,
+		}},
+		// The GOARCHes without kernels in the corpus.
+		{"kernelbtf_other.go.golden", EmitArgs{
+			Package:     "agent",
+			GOARCHes:    []string{"386", "riscv64"},
+			PayloadFile: "kernelbtf_other.btfembed",
+			Command:     "go tool btfembed -pkg agent -corpus btfhub",
+			Report:      &Report{PayloadBytes: 34},
+		}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := Emit(&got, tc.args); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("Emit output differs from %s (run with -update after checking):\n%s", golden, got.String())
+			}
+			if strings.Contains(got.String(), "/somewhere") {
+				t.Fatal("a host path leaked into the generated source")
+			}
+			if !strings.HasPrefix(got.String(), "// "+GeneratedHeader+"\n") {
+				t.Fatal("generated file does not start with the standard header")
+			}
+			// goimports -l lists a file whose goimports output differs.
+			fixed, err := imports.Process(tc.golden, got.Bytes(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fixed, got.Bytes()) {
+				t.Errorf("goimports would rewrite the output to:\n%s", fixed)
+			}
+			if tc.args.GOARCHes != nil && !strings.Contains(got.String(), "\n//go:build "+strings.Join(tc.args.GOARCHes, " || ")+"\n\npackage ") {
+				t.Error("no build constraint before the package clause")
+			}
+		})
 	}
 }
 
@@ -53,7 +92,9 @@ func TestEmitRejects(t *testing.T) {
 	for _, args := range []EmitArgs{
 		{Package: "", PayloadFile: "p"},
 		{Package: "my-pkg", PayloadFile: "p"},
-		{Package: "main", Ident: "lower", PayloadFile: "p"},
+		{Package: "main", Ident: "1st", PayloadFile: "p"},
+		{Package: "main", Ident: "_", PayloadFile: "p"},
+		{Package: "main", GOARCHes: []string{"amd 64"}, PayloadFile: "p"},
 		{Package: "main", PayloadFile: ""},
 		{Package: "main", PayloadFile: "dir/p"},
 	} {

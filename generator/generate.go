@@ -12,12 +12,22 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Args configures Generate.
 type Args struct {
-	// Objects are the BPF ELF objects whose relocations must resolve.
+	// Objects are the BPF ELF objects whose relocations must resolve. Each
+	// is checked against, and embedded for, only the kernels it pairs with:
+	// those of its bpf2go architecture (bpf_x86_bpfel.o: x86), or all of
+	// its byte order for generic BPF (see pair.go).
 	Objects []string
+	// ObjectArches, where it names an object, narrows the kernel
+	// architectures (any spelling kernelkey.NormalizeArch knows) the object
+	// pairs with to these: the go:generate mode passes the architectures of
+	// the GOARCHes a package embeds the object for. Naming one the object
+	// cannot run on is an error.
+	ObjectArches map[string][]string
 	// Corpus are the roots to read kernels from (see package corpus).
 	Corpus []string
 	// Arch keeps only kernels of these architectures; empty keeps all.
@@ -37,13 +47,15 @@ type Args struct {
 
 // Result is the output of Generate.
 type Result struct {
-	// Payload is the embedded format (package runtime) holding every
+	// Payload is the embedded format (package internal/payload) holding every
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
 	// Warnings are problems that did not stop the run, one line each
 	// (an object without CO-RE relocations).
 	Warnings []string
+
+	entries []encode.Entry // sorted by key, as in Payload
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -64,7 +76,15 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if err := args.check(); err != nil {
 		return nil, err
 	}
-	objs, err := loadObjects(args.Objects)
+	all, err := loadObjects(args.Objects)
+	if err != nil {
+		return nil, err
+	}
+	byArch, err := all.pair(args.ObjectArches)
+	if err != nil {
+		return nil, err
+	}
+	arches, err := kernelArches(byArch, args.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +110,14 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	for range workers {
 		wg.Go(func() {
 			for k := range jobs {
+				// The corpus filter (opts.Arch) keeps only kernels of
+				// architectures some object pairs with.
+				objs := byArch[k.Key.Arch]
+				if objs == nil {
+					cancel(fmt.Errorf("kernel %s (%s): no object pairs with architecture %q", k.Key, k.Path, k.Key.Arch))
+					progress.Done(k.Key.String(), nil)
+					continue
+				}
 				kr, err := objs.process(k)
 				if err != nil {
 					cancel(fmt.Errorf("kernel %s (%s): %w", k.Key, k.Path, err))
@@ -105,7 +133,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 
 	removed := filterCount{}
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: args.Arch, Release: args.Kernels,
+	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
 		Found: progress.Total, Filtered: removed.add}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
@@ -136,7 +164,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, readErr
 	}
 	if len(results) == 0 {
-		return nil, noKernels(args, removed, len(skipped))
+		return nil, noKernels(args, arches, removed, len(skipped))
 	}
 
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
@@ -148,20 +176,66 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 	entries := make([]encode.Entry, len(results))
 	report := &Report{Objects: args.Objects, Skipped: skipped}
-	blobs := map[string]bool{}
 	for i, r := range results {
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
-		blobs[string(r.entry.VMLinux)] = true
 	}
+	res, err := encodeResult(entries, report)
+	if err != nil {
+		return nil, err
+	}
+	report.Duration = time.Since(start)
+	res.Warnings = objectWarnings(all)
+	return res, nil
+}
+
+// encodeResult writes the payload of entries and completes the report's size
+// figures.
+func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
 	var payload bytes.Buffer
 	if err := encode.Write(&payload, entries, nil); err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
+	blobs := map[string]bool{}
+	for _, e := range entries {
+		blobs[string(e.VMLinux)] = true
+	}
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()
-	report.Duration = time.Since(start)
-	return &Result{Payload: payload.Bytes(), Report: report, Warnings: objectWarnings(objs)}, nil
+	return &Result{Payload: payload.Bytes(), Report: report, entries: entries}, nil
+}
+
+// ForArch is the part of the result for the kernels of one architecture
+// (any spelling kernelkey.NormalizeArch knows): what a binary built for
+// that architecture embeds. With no such kernel, its payload holds none,
+// and the runtime then serves only kernels with BTF of their own.
+func (r *Result) ForArch(arch string) (*Result, error) {
+	if a, ok := kernelkey.NormalizeArch(arch); ok {
+		arch = a
+	}
+	report := &Report{Duration: r.Report.Duration}
+	var entries []encode.Entry
+	for i, e := range r.entries {
+		if e.Key.Arch != arch {
+			continue
+		}
+		entries = append(entries, e)
+		k := r.Report.Kernels[i]
+		report.Kernels = append(report.Kernels, k)
+		for _, o := range k.Objects {
+			if !slices.Contains(report.Objects, o) {
+				report.Objects = append(report.Objects, o)
+			}
+		}
+	}
+	slices.SortFunc(report.Objects, func(a, b string) int {
+		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
+	})
+	res, err := encodeResult(entries, report)
+	if err != nil {
+		return nil, fmt.Errorf("payload for %s: %w", arch, err)
+	}
+	return res, nil
 }
 
 // Progress is told how many corpus entries there are, then about each as

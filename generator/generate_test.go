@@ -125,14 +125,58 @@ func TestGenerateReport(t *testing.T) {
 			t.Errorf("%s: types-el.o's bpf_core_type_id_kernel not reported", k.key())
 		}
 	}
-	var table bytes.Buffer
-	if err := r.WriteTable(&table); err != nil {
+	var table, verbose bytes.Buffer
+	if err := r.WriteTable(&table, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"x86_64/6.12.118+deb12-amd64 (debian 12)", "task_struct___old", "bpf_core_type_id_kernel"} {
-		if !strings.Contains(table.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, table.String())
+	if err := r.WriteTable(&verbose, &TableOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		table   *bytes.Buffer
+		want    string
+		present bool
+	}{
+		{&table, "x86_64/6.12.118+deb12-amd64 (debian 12)", true},
+		{&table, "bpf_core_type_id_kernel", true},
+		// guards.c: read unguarded, task_struct.mm_cid fails on 6.1.
+		{&table, "  field_unguarded  ", true},
+		{&table, "reachable: byte_off task_struct.mm_cid poisoned", true},
+		// Read behind bpf_core_field_exists: loads, listed with -v only.
+		{&table, "  field_guarded  ", false},
+		{&table, "Guarded misses", false},
+		{&verbose, "Guarded misses", true},
+		{&verbose, "guards-el.o field_guarded: byte_off task_struct.mm_cid poisoned", true},
+		{&verbose, "task_struct___old", true},
+	} {
+		if strings.Contains(tt.table.String(), tt.want) != tt.present {
+			t.Errorf("table has %q: %v, want %v:\n%s", tt.want, !tt.present, tt.present, tt.table.String())
 		}
+	}
+}
+
+// TestGeneratePredictions checks the load prediction of guards.c in the
+// report: per kernel, every program, with the verdict its comment in
+// guards.c gives (internal/predict tests each verdict).
+func TestGeneratePredictions(t *testing.T) {
+	r := generated(t).Report
+	for _, k := range r.Kernels {
+		got := map[string]string{}
+		for _, p := range k.Programs {
+			if strings.HasSuffix(p.Object, "guards-el.o") {
+				got[p.Program] = p.Verdict
+			}
+		}
+		want := VerdictLoads
+		if strings.HasPrefix(k.Release, "6.1.") {
+			want = VerdictFails
+		}
+		if got["field_unguarded"] != want || got["field_guarded"] != VerdictLoads || got["missing_unguarded"] != VerdictFails {
+			t.Errorf("%s: guards-el.o predictions %v", k.key(), got)
+		}
+	}
+	if err := r.CheckLoadable(); !errors.Is(err, ErrUnloadable) {
+		t.Errorf("CheckLoadable: %v, want ErrUnloadable", err)
 	}
 }
 
@@ -149,7 +193,11 @@ func TestVerifyCatchesWrongBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = objs.verify(&corpus.Kernel{VMLinux: k61.BTF}, nil, &other.entry)
+	full, err := fullTargets(&corpus.Kernel{VMLinux: k61.BTF}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = objs.verify(full, &other.entry)
 	if !errors.Is(err, ErrVerify) {
 		t.Fatalf("verify of 6.12's BTF against 6.1: %v, want ErrVerify", err)
 	}

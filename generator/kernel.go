@@ -39,6 +39,17 @@ func loadObjects(paths []string) (*objects, error) {
 	return o, nil
 }
 
+// subset is the objects at the indices, sharing what is loaded.
+func (o *objects) subset(indices []int) *objects {
+	s := &objects{}
+	for _, i := range indices {
+		s.names = append(s.names, o.names[i])
+		s.relos = append(s.relos, o.relos[i])
+		s.colls = append(s.colls, o.colls[i])
+	}
+	return s
+}
+
 // kernelResult is one kernel's embedded entry and its report.
 type kernelResult struct {
 	entry  encode.Entry
@@ -111,27 +122,39 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		})
 	}
 
-	if err := o.verify(k, modules, &kr.entry); err != nil {
+	full, err := fullTargets(k, modules)
+	if err != nil {
 		return nil, err
 	}
+	if err := o.verify(full, &kr.entry); err != nil {
+		return nil, err
+	}
+	kr.report.Programs = o.predict(k, full)
 	return kr, nil
+}
+
+// fullTargets is the kernel's full BTF as cilium/ebpf reads it, vmlinux
+// then the modules that offer candidates: what the oracle and the load
+// prediction relocate against.
+func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error) {
+	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
+	if err != nil {
+		return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
+	}
+	targets := []*btf.Spec{full}
+	for _, m := range modules {
+		spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), full)
+		if err != nil {
+			return nil, fmt.Errorf("cilium/ebpf reads module %s: %w", m.Name, err)
+		}
+		targets = append(targets, spec)
+	}
+	return targets, nil
 }
 
 // verify is the oracle: every program's fixups against the entry, loaded
 // the way the runtime loads it, equal its fixups against the full BTF.
-func (o *objects) verify(k *corpus.Kernel, modules []corpus.Module, e *encode.Entry) error {
-	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
-	if err != nil {
-		return fmt.Errorf("oracle: cilium/ebpf reads the full vmlinux BTF: %w", err)
-	}
-	fullTargets := []*btf.Spec{full}
-	for _, m := range modules {
-		spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(m.BTF), full)
-		if err != nil {
-			return fmt.Errorf("oracle: cilium/ebpf reads module %s: %w", m.Name, err)
-		}
-		fullTargets = append(fullTargets, spec)
-	}
+func (o *objects) verify(fullTargets []*btf.Spec, e *encode.Entry) error {
 
 	min, err := btf.LoadSpecFromReader(bytes.NewReader(e.VMLinux))
 	if err != nil {

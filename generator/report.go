@@ -21,7 +21,8 @@ import (
 // not relocate the objects like its full BTF does.
 var ErrVerify = errors.New("minimized BTF fails verification")
 
-// Report is what a generate run found: the coverage of every kernel, the
+// Report is what a generate run found: the coverage of every kernel and
+// whether each program loads there (the load prediction), the
 // kernels it skipped and the size of what it embedded. It is written as
 // JSON with -report and as a table on the terminal.
 type Report struct {
@@ -35,13 +36,16 @@ type Report struct {
 	Duration     time.Duration `json:"-"`
 }
 
-// KernelReport is one kernel's coverage.
+// KernelReport is one kernel's coverage and load prediction.
 type KernelReport struct {
 	Arch    string `json:"arch"`
 	Release string `json:"release"`
 	Distro  string `json:"distro,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path"`
+	// Objects are the objects checked against this kernel and embedded
+	// for it: those that pair with its architecture.
+	Objects []string `json:"objects"`
 	// Types and Bytes describe the minimized vmlinux BTF.
 	Types   int            `json:"types"`
 	Bytes   int            `json:"bytes"`
@@ -51,6 +55,9 @@ type KernelReport struct {
 	// instruction is replaced by one that fails verification if reached),
 	// "ambiguous" or "failed" (cilium/ebpf refuses to load the program).
 	Unresolved []Relocation `json:"unresolved,omitempty"`
+	// Programs predicts, for every program of every object, whether it
+	// loads on this kernel.
+	Programs []ProgramReport `json:"programs"`
 	// KernelTypeIDs lists relocations that ask for the running kernel's
 	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
 	// those, so these programs need the kernel's BTF.
@@ -85,9 +92,10 @@ type Skipped struct {
 func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
 	kr := KernelReport{
 		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
-		Path:  k.Path,
-		Types: int(min.NextID() - 1),
-		Bytes: len(min.Raw()),
+		Path:    k.Path,
+		Objects: o.names,
+		Types:   int(min.NextID() - 1),
+		Bytes:   len(min.Raw()),
 	}
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
@@ -137,20 +145,41 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes the coverage table a person reads after a run: one
-// line per kernel, then the relocations that do not resolve, grouped by
-// relocation with the kernels they fail on, then what was skipped.
-func (r *Report) WriteTable(w io.Writer) error {
+// TableOptions configures WriteTable; nil means the defaults.
+type TableOptions struct {
+	// Verbose adds the guarded misses (poisoned instructions no path
+	// reaches) and every relocation that does not resolve somewhere.
+	Verbose bool
+}
+
+// WriteTable writes the report a person reads after a run: one line per
+// kernel; the programs that do not load on some kernels, by kernel
+// group, with the reasons; with Verbose, the guarded misses and the
+// relocations that do not resolve, grouped by relocation with the kernels
+// they fail on; then what was skipped.
+func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
+	if opts == nil {
+		opts = &TableOptions{}
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tUNRESOLVED")
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tUNRESOLVED\tNOT LOADING")
 	for _, k := range r.Kernels {
 		mods := make([]string, len(k.Modules))
 		for i, m := range k.Modules {
 			mods[i] = m.Name
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", k.key(), k.Types, k.Bytes, orDash(strings.Join(mods, ",")), len(k.Unresolved))
+		notLoading := 0
+		for _, p := range k.Programs {
+			if p.Verdict != VerdictLoads {
+				notLoading++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\n", k.key(), k.Types, k.Bytes, orDash(strings.Join(mods, ",")), len(k.Unresolved), notLoading)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := r.writePrograms(w, opts.Verbose); err != nil {
 		return err
 	}
 
@@ -177,14 +206,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			kernelIDs[u] = append(kernelIDs[u], k.key())
 		}
 	}
-	if len(failures) > 0 {
+	if len(failures) > 0 && opts.Verbose {
 		fmt.Fprintf(w, "\n%d relocations do not resolve on some kernels. absent: an existence check is false there;\n"+
 			"poisoned: the instruction fails verification if reached; ambiguous, failed: cilium/ebpf refuses the program.\n", len(failures))
 		for _, f := range failures {
 			u := f.rel
 			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
 				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
-				len(f.kernels), len(r.Kernels), abbreviate(f.kernels, 4))
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4))
 			if u.Reason != "" {
 				fmt.Fprintf(w, ": %s", u.Reason)
 			}
@@ -204,6 +233,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkedOn counts the kernels an object was checked against: those of
+// the architectures it pairs with.
+func (r *Report) checkedOn(object string) int {
+	n := 0
+	for _, k := range r.Kernels {
+		if slices.Contains(k.Objects, object) {
+			n++
+		}
+	}
+	return n
 }
 
 func orDash(s string) string {

@@ -78,7 +78,7 @@ func ExampleAssets_Select() {
 	// Output:
 	// embedded arm64/6.1.0-57-arm64 (debian 12) true
 	// true
-	// kernel not supported: arch x86_64, release 5.15.0-1-generic, ubuntu 22.04: none of the 2 embedded kernels matches
+	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 2 embedded kernels matches
 }
 
 // CollectionOptions gives options for ebpf.NewCollectionWithOptions with

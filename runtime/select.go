@@ -31,11 +31,8 @@ type NotSupportedError struct {
 }
 
 func (e *NotSupportedError) Error() string {
-	distro := strings.TrimSpace(e.Key.Distro + " " + e.Key.Version)
-	if distro == "" {
-		distro = "unknown distribution"
-	}
-	msg := fmt.Sprintf("kernel not supported: arch %s, release %s, %s: ", e.Key.Arch, e.Key.Release, distro)
+	// The key as the generate table and btfembed inspect spell it.
+	msg := "kernel not supported: " + e.Key.String() + ": "
 	if e.Reason != "" {
 		return msg + e.Reason
 	}

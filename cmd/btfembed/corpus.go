@@ -36,7 +36,7 @@ See docs/corpus.md for the layout.
 func runCorpus(stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, corpusHelp)
-		return fmt.Errorf("corpus: missing subcommand import or ls: %w", errUsage)
+		return usagef("corpus: missing subcommand import or ls")
 	}
 	switch args[0] {
 	case "import":
@@ -48,7 +48,7 @@ func runCorpus(stdout, stderr io.Writer, args []string) error {
 		return flag.ErrHelp
 	}
 	fmt.Fprint(stderr, corpusHelp)
-	return fmt.Errorf("corpus: unknown subcommand %q: %w", args[0], errUsage)
+	return usagef("corpus: unknown subcommand %q", args[0])
 }
 
 func newCorpusFlags(name string, stderr io.Writer) *flag.FlagSet {
@@ -67,7 +67,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%s: %w: %w", fs.Name(), err, errUsage)
+		return usagef("%s: %w", fs.Name(), err)
 	}
 	return nil
 }
@@ -87,15 +87,15 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("corpus import: -o <dir> is required: %w", errUsage)
+		return usagef("corpus import: -o <dir> is required")
 	}
 	if fs.NArg() == 0 {
-		return fmt.Errorf("corpus import: no inputs: %w", errUsage)
+		return usagef("corpus import: no inputs")
 	}
 	if opts.Key.Arch != "" {
 		arch, ok := kernelkey.NormalizeArch(opts.Key.Arch)
 		if !ok {
-			return fmt.Errorf("corpus import: unknown architecture %q: %w", opts.Key.Arch, errUsage)
+			return usagef("corpus import: unknown architecture %q", opts.Key.Arch)
 		}
 		opts.Key.Arch = arch
 	}
@@ -134,7 +134,7 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return fmt.Errorf("corpus ls: no corpus directory: %w", errUsage)
+		return usagef("corpus ls: no corpus directory")
 	}
 	if *arch != "" {
 		opts.Arch = strings.Split(*arch, ",")

@@ -197,15 +197,15 @@ func parseDistillFlags(fs *flag.FlagSet, args []string, n int) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usagef("%v", err)
 	}
 	if fs.Lookup("B").Value.String() == "" {
 		fs.Usage()
-		return fmt.Errorf("%w: -B is required", errUsage)
+		return usagef("-B is required")
 	}
 	if fs.NArg() != n {
 		fs.Usage()
-		return fmt.Errorf("%w: want %d arguments, got %d", errUsage, n, fs.NArg())
+		return usagef("want %d arguments, got %d", n, fs.NArg())
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func rawKernel(t *testing.T, dir, release string) string {
 
 func TestDistillUsage(t *testing.T) {
 	for _, tc := range []struct {
-		run   subcommand
+		run   func(stdout, stderr io.Writer, args []string) error
 		usage string
 		args  []string
 		want  error

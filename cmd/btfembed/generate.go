@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,20 +16,39 @@ import (
 	"golang.org/x/term"
 
 	"github.com/btfembed/btfembed/generator"
-	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
-const generateHelp = `Usage: btfembed [flags] <object or glob>...
+const generateHelp = `Usage: btfembed [flags] [object or glob...]
+       btfembed <subcommand> [arguments]
 
 Embeds, for every kernel of a BTF corpus, the minimal BTF that the CO-RE
-relocations of the BPF objects need, and writes Go source that serves it at
-run time. Typical use, next to bpf2go's output:
+relocations of BPF objects need, and writes Go source that serves it at run
+time. Typical use, beside bpf2go:
 
-	//go:generate go tool btfembed -corpus ../btfhub-archive bpf_bpfel.o
+	//go:generate go tool bpf2go -target amd64,arm64 bpf bpf/agent.c
+	//go:generate go tool btfembed -corpus ../btfhub-archive
+
+With no objects named, btfembed finds the BPF objects the package embeds
+(bpf2go's <stem>_<target>.o) for each GOARCH their build constraints allow,
+checks each against the kernels of its architecture (bpf_x86_bpfel.o:
+x86_64; a generic bpf_bpfel.o: every little-endian kernel) and writes one
+payload per GOARCH, kernelbtf_<goarch>.go and .btfembed, so a binary embeds
+only its own architecture's kernels (GOARCHes the corpus has no kernels for
+share kernelbtf_other.go and an empty payload). Objects named on the command line go
+into one kernelbtf.go for all kernels instead, each still checked only
+against the kernels it pairs with.
 
 Every kernel's result is checked against cilium/ebpf's relocation of the
-full BTF before it is embedded. Relocations that do not resolve on some
-kernels are listed at the end (and in -report).
+full BTF before it is embedded. The report at the end predicts, for every
+program and kernel, whether the program loads: whether the verifier will
+reach an instruction that CO-RE poisoned there (-v also lists the guarded
+ones, and every relocation that does not resolve somewhere; -report has
+it all as JSON). -fail-on-unloadable turns a program predicted to fail
+into a failed run, for CI.
+
+Subcommands:
+%s
+Run "btfembed help <subcommand>" for one's arguments.
 
 Flags:
 `
@@ -44,6 +64,10 @@ type generateFlags struct {
 	strict  bool
 	report  string
 	quiet   bool
+	verbose bool
+	// failOnUnloadable fails the run when a program is predicted to fail
+	// to load on some kernel, for CI.
+	failOnUnloadable bool
 }
 
 type stringList []string
@@ -59,39 +83,70 @@ func (l *stringList) Set(v string) error {
 	return nil
 }
 
-func parseGenerateFlags(stderr io.Writer, args []string) (*generateFlags, []string, error) {
-	f := &generateFlags{}
+// pathFlags are the flags whose values are paths, which the header's
+// command line gives relative to the package.
+var pathFlags = []string{"corpus", "output", "report"}
+
+func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("btfembed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, generateHelp)
-		fs.PrintDefaults()
-	}
-	fs.Var(&f.corpus, "corpus", "kernel BTF corpus `dir`ectory or file (repeatable); see 'btfembed corpus'")
-	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, set by go generate)")
-	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; the payload goes beside it")
-	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function")
+	fs.SetOutput(output)
+	fs.Usage = func() { writeGenerateHelp(fs.Output()) }
+	fs.Var(&f.corpus, "corpus", "kernel BTF corpus `dir`ectory or file (repeatable; default $BTFEMBED_CORPUS, a list like $PATH); see 'btfembed help corpus'")
+	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, which go generate sets)")
+	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; payloads go beside it and, per GOARCH, kernelbtf_<goarch>.go")
+	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function; a lower-case name keeps it unexported")
 	fs.Var(&f.arch, "arch", "only kernels of these `arch`itectures (comma-separated or repeated: x86_64, arm64, ...)")
 	fs.StringVar(&f.kernels, "kernels", "", "only kernel releases matching this `glob` (\"6.1.*\")")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "kernels processed at once")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
-	fs.StringVar(&f.report, "report", "", "write the coverage report as JSON to `file`")
+	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
+	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
+	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
+	return fs
+}
+
+// writeGenerateHelp writes btfembed's help: the generate mode, the
+// subcommands and the flags.
+func writeGenerateHelp(w io.Writer) error {
+	fs := newGenerateFlagSet(&generateFlags{}, w)
+	fmt.Fprintf(w, generateHelp, subcommandList())
+	fs.PrintDefaults()
+	return nil
+}
+
+// parseGenerateFlags parses the command line of the generate mode and
+// returns the flags and the objects named, globs expanded.
+func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []string, error) {
+	f := &generateFlags{}
+	// The error is printed once, by main; -h prints the help to stdout.
+	fs := newGenerateFlagSet(f, io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+		if err == flag.ErrHelp {
+			writeGenerateHelp(stdout)
+			return nil, nil, err
+		}
+		return nil, nil, usagef("%w (btfembed -h lists the flags)", err)
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return nil, nil, fmt.Errorf("no BPF objects given: %w", errUsage)
+	if f.pkg == "" {
+		return nil, nil, usagef("-pkg is required outside go generate ($GOPACKAGE is unset)")
 	}
 	if len(f.corpus) == 0 {
-		return nil, nil, fmt.Errorf("-corpus is required: %w", errUsage)
+		for _, dir := range filepath.SplitList(os.Getenv("BTFEMBED_CORPUS")) {
+			if dir != "" {
+				f.corpus = append(f.corpus, dir)
+			}
+		}
+	}
+	if len(f.corpus) == 0 {
+		return nil, nil, usagef("no corpus: give -corpus DIR or set $BTFEMBED_CORPUS")
 	}
 	var objs []string
 	for _, pattern := range fs.Args() {
 		matches, err := filepath.Glob(pattern)
 		if err != nil {
-			return nil, nil, fmt.Errorf("object pattern %q: %w", pattern, err)
+			return nil, nil, usagef("object pattern %q: %w", pattern, err)
 		}
 		if len(matches) == 0 {
 			return nil, nil, fmt.Errorf("%s: no such object", pattern)
@@ -101,97 +156,104 @@ func parseGenerateFlags(stderr io.Writer, args []string) (*generateFlags, []stri
 	return f, objs, nil
 }
 
-// outputPaths resolves -output to the Go file and the payload beside it,
-// and the package name when -pkg is empty.
-func (f *generateFlags) outputPaths() (goFile, payload, pkg string, err error) {
-	goFile = f.output
+// goFile resolves -output to the Go file to write; per-GOARCH files take
+// its name with _<goarch> added.
+func (f *generateFlags) goFile() (string, error) {
+	goFile := f.output
 	if st, err := os.Stat(goFile); (err == nil && st.IsDir()) || strings.HasSuffix(goFile, string(filepath.Separator)) {
 		goFile = filepath.Join(goFile, "kernelbtf.go")
 	}
 	if filepath.Ext(goFile) != ".go" {
-		return "", "", "", fmt.Errorf("-output %s: want a .go file or a directory: %w", f.output, errUsage)
+		return "", usagef("-output %s: want a .go file or a directory", f.output)
 	}
-	payload = strings.TrimSuffix(goFile, ".go") + ".btfembed"
-	pkg = f.pkg
-	if pkg == "" {
-		abs, err := filepath.Abs(filepath.Dir(goFile))
-		if err != nil {
-			return "", "", "", err
-		}
-		pkg = filepath.Base(abs)
-		if !isGoIdent(pkg) {
-			return "", "", "", fmt.Errorf("no -pkg and $GOPACKAGE is unset: %w", errUsage)
-		}
-	}
-	return goFile, payload, pkg, nil
-}
-
-func isGoIdent(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
+	return goFile, nil
 }
 
 func runGenerate(stdout, stderr io.Writer, args []string) error {
-	f, objs, err := parseGenerateFlags(stderr, args)
+	f, objs, err := parseGenerateFlags(stdout, args)
 	if err != nil {
 		return err
 	}
-	goFile, payloadFile, pkg, err := f.outputPaths()
+	goFile, err := f.goFile()
+	if err != nil {
+		return err
+	}
+	pkgDir := filepath.Dir(goFile)
+	command, err := commandLine(args, f.pkg, pkgDir)
 	if err != nil {
 		return err
 	}
 
-	var progress generator.Progress
+	ctx := context.Background()
+	genArgs := &generator.Args{
+		Objects: objs,
+		Corpus:  f.corpus,
+		Arch:    f.arch,
+		Kernels: f.kernels,
+		Workers: f.workers,
+		Strict:  f.strict,
+	}
+	// perGOARCH lists, in the go:generate mode, the GOARCHes the package
+	// embeds objects for; nil when the objects were named.
+	var perGOARCH []string
+	if len(objs) == 0 {
+		// The package is the working directory, as go generate sets it.
+		byGOARCH, err := generator.EmbeddedObjects(ctx, ".")
+		if err != nil {
+			return err
+		}
+		perGOARCH, genArgs.Objects, genArgs.ObjectArches = pairEmbedded(byGOARCH)
+		if len(genArgs.Objects) == 0 {
+			return fmt.Errorf("the package embeds BPF objects only for GOARCHes without kernels btfembed knows: %s", strings.Join(perGOARCH, ", "))
+		}
+	}
 	if !f.quiet {
-		progress = newProgress(stderr, isTerminal(stderr), 5*time.Second)
+		genArgs.Progress = newProgress(stderr, isTerminal(stderr), 5*time.Second)
 	}
-	res, err := generator.Generate(context.Background(), &generator.Args{
-		Objects:  objs,
-		Corpus:   f.corpus,
-		Arch:     f.arch,
-		Kernels:  f.kernels,
-		Workers:  f.workers,
-		Strict:   f.strict,
-		Progress: progress,
-	})
+	res, err := generator.Generate(ctx, genArgs)
 	if err != nil {
 		return err
 	}
 
-	var src strings.Builder
-	err = generator.Emit(&src, generator.EmitArgs{
-		Package:     pkg,
-		Ident:       f.ident,
-		PayloadFile: filepath.Base(payloadFile),
-		Command:     commandLine(args),
-		Report:      res.Report,
-	})
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
-		return err
-	}
-	// All outputs are written before any replaces its old version: a bad
-	// -report path or a full disk leaves the previous Go file and payload.
-	var out atomicfile.Set
-	defer out.Abort()
-	if err := out.AddBytes(payloadFile, res.Payload); err != nil {
-		return err
-	}
-	if err := out.AddBytes(goFile, []byte(src.String())); err != nil {
-		return err
-	}
-	if f.report != "" {
-		if err := out.Add(f.report, res.Report.WriteJSON); err != nil {
+	out := &outputs{pkg: f.pkg, ident: f.ident, command: command}
+	if perGOARCH == nil {
+		if err := out.add(goFile, nil, res); err != nil {
 			return err
 		}
 	}
-	if err := out.Commit(); err != nil {
+	// GOARCHes without kernels share one file with an empty payload, so
+	// the package builds for them without a file each.
+	var empty []string
+	var emptyPart *generator.Result
+	for _, goarch := range perGOARCH {
+		part, err := res.ForArch(generator.KernelArch(goarch))
+		if err != nil {
+			return err
+		}
+		if len(part.Report.Kernels) == 0 {
+			empty, emptyPart = append(empty, goarch), part
+			continue
+		}
+		name := strings.TrimSuffix(goFile, ".go") + "_" + goarch + ".go"
+		if err := out.add(name, []string{goarch}, part); err != nil {
+			return err
+		}
+	}
+	if len(empty) > 0 {
+		fmt.Fprintf(stderr, "btfembed: no kernels for GOARCH %s: %s holds an empty payload for them, so their binaries use the kernel's own BTF or report the kernel unsupported\n",
+			strings.Join(empty, ", "), filepath.Base(otherFile(goFile)))
+		if err := out.add(otherFile(goFile), empty, emptyPart); err != nil {
+			return err
+		}
+	}
+	if f.report != "" {
+		var b strings.Builder
+		if err := res.Report.WriteJSON(&b); err != nil {
+			return err
+		}
+		out.files = append(out.files, outputFile{Path: f.report, Data: []byte(b.String())})
+	}
+	if err := out.write(goFile); err != nil {
 		return err
 	}
 	for _, w := range res.Warnings {
@@ -202,35 +264,138 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		for _, s := range res.Report.Skipped {
 			fmt.Fprintf(stderr, "btfembed: skipped %s: %s\n", s.Path, s.Error)
 		}
-	} else {
-		if err := res.Report.WriteTable(stdout); err != nil {
+	}
+	if !f.quiet {
+		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {
 			return err
 		}
 	}
 	r := res.Report
 	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
-		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), goFile)
+		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), strings.Join(out.goFiles(), ", "))
+	if f.failOnUnloadable {
+		return r.CheckLoadable()
+	}
 	return nil
 }
 
-// commandLine is the invocation recorded in the generated header. Absolute
-// paths are cut to their base name so no host path leaks into the source,
-// and an argument with anything but plain path characters is quoted, so
-// none can span lines or end the comment it is written in.
-func commandLine(args []string) string {
-	parts := []string{"btfembed"}
-	for _, a := range args {
-		if filepath.IsAbs(a) {
-			a = filepath.Base(a)
-		} else if k, v, ok := strings.Cut(a, "="); ok && filepath.IsAbs(v) {
-			a = k + "=" + filepath.Base(v)
+// otherFile is the Go file for the GOARCHes without kernels: <stem>_other.go
+// ("other" is no GOARCH, so the name implies no constraint).
+func otherFile(goFile string) string {
+	return strings.TrimSuffix(goFile, ".go") + "_other.go"
+}
+
+// pairEmbedded turns the objects a package embeds per GOARCH into the
+// generator's arguments: every object, narrowed to the kernel
+// architectures of the GOARCHes that embed it. GOARCHes without a kernel
+// architecture (mips) still get a payload, an empty one, so the package
+// builds for them.
+func pairEmbedded(byGOARCH map[string][]string) (goarches, objs []string, arches map[string][]string) {
+	arches = map[string][]string{}
+	for goarch, embedded := range byGOARCH {
+		goarches = append(goarches, goarch)
+		arch := generator.KernelArch(goarch)
+		if arch == "" {
+			continue
 		}
-		if a == "" || strings.ContainsFunc(a, notPlain) {
-			a = strconv.Quote(a)
+		for _, o := range embedded {
+			if !slices.Contains(arches[o], arch) {
+				arches[o] = append(arches[o], arch)
+			}
 		}
-		parts = append(parts, a)
 	}
-	return strings.Join(parts, " ")
+	for o := range arches {
+		objs = append(objs, o)
+		slices.Sort(arches[o])
+	}
+	slices.Sort(goarches)
+	slices.Sort(objs)
+	return goarches, objs, arches
+}
+
+// commandLine is the invocation recorded in the generated header, to be
+// run as written from the directory of the generated file (the package,
+// where go generate runs it): paths relative to it, and
+// -pkg given when it came from $GOPACKAGE. A corpus taken from
+// $BTFEMBED_CORPUS is not recorded, so the header is the same on every
+// developer's machine.
+func commandLine(args []string, pkg, pkgDir string) (string, error) {
+	fs := newGenerateFlagSet(&generateFlags{}, io.Discard)
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	absPkg, err := filepath.Abs(pkgDir)
+	if err != nil {
+		return "", err
+	}
+	rel := func(p string) (string, error) {
+		if !filepath.IsAbs(p) && absPkg == cwd {
+			return p, nil // as given
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		r, err := filepath.Rel(absPkg, abs)
+		if err != nil {
+			return "", err
+		}
+		return filepath.ToSlash(r), nil
+	}
+
+	parts := []string{"go", "tool", "btfembed"}
+	pkgGiven := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			// Objects: the flag package stops at the first of them.
+			for _, o := range args[i:] {
+				if o == "--" {
+					parts = append(parts, o)
+					continue
+				}
+				r, err := rel(o)
+				if err != nil {
+					return "", err
+				}
+				parts = append(parts, r)
+			}
+			break
+		}
+		fl := fs.Lookup(name)
+		if fl == nil {
+			parts = append(parts, a)
+			continue
+		}
+		pkgGiven = pkgGiven || name == "pkg"
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			parts = append(parts, a)
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if slices.Contains(pathFlags, name) {
+			if value, err = rel(value); err != nil {
+				return "", err
+			}
+		}
+		parts = append(parts, "-"+name, value)
+	}
+	if !pkgGiven {
+		parts = slices.Insert(parts, 3, "-pkg", pkg)
+	}
+	// Quoted where it holds anything but plain path characters, no part
+	// can span lines or end the comment the header is written in.
+	for i, p := range parts {
+		if p == "" || strings.ContainsFunc(p, notPlain) {
+			parts[i] = strconv.Quote(p)
+		}
+	}
+	return strings.Join(parts, " "), nil
 }
 
 // notPlain tells the characters that make commandLine quote an argument.

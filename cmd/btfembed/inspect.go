@@ -47,11 +47,11 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("inspect: %w: %v", errUsage, err)
+		return usagef("inspect: %v", err)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("inspect: %w: no file given", errUsage)
+		return usagef("inspect: no file given")
 	}
 	var base *rawbtf.Spec
 	if *basePath != "" {

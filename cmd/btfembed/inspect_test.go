@@ -11,7 +11,8 @@ import (
 )
 
 func TestInspect(t *testing.T) {
-	payload := filepath.Join("..", "..", "examples", "execsnoop", "kernelbtf.btfembed")
+	payload := filepath.Join("..", "..", "examples", "execsnoop", "kernelbtf_amd64.btfembed")
+	arm64Payload := filepath.Join("..", "..", "examples", "execsnoop", "kernelbtf_arm64.btfembed")
 	arm64 := filepath.Join(kerneltest.Dir(), "btfhub", "debian", "12", "arm64", "6.1.0-57-arm64.btf.tar.xz")
 	x86 := filepath.Join(kerneltest.Dir(), "btfhub", "debian", "12", "x86_64", "6.12.118+deb12-amd64.btf.tar.xz")
 	module := filepath.Join(kerneltest.Dir(), "corpus-extra", "debian", "12", "x86_64", "6.12.118+deb12-amd64.modules", "nf_conntrack.ko.xz")
@@ -32,7 +33,8 @@ func TestInspect(t *testing.T) {
 		err  bool
 	}{
 		// Type counts of the kernels as shared/corpus/README.md gives them.
-		{"payload", []string{payload}, []string{"btfembed payload", "arm64/6.1.0-57-arm64 (debian 12)", "x86_64/6.12.118+deb12-amd64 (debian 12)"}, false},
+		{"payload", []string{payload}, []string{"btfembed payload", "x86_64/6.1.0-47-amd64 (debian 12)", "x86_64/6.12.118+deb12-amd64 (debian 12)"}, false},
+		{"arm64 payload", []string{arm64Payload}, []string{"btfembed payload", "arm64/6.1.0-57-arm64 (debian 12)"}, false},
 		{"kernel", []string{arm64}, []string{"109726 types", "struct"}, false},
 		{"module", []string{"-B", x86, module}, []string{"split BTF", "func"}, false},
 		{"module without base", []string{module}, []string{module, "-B"}, true},

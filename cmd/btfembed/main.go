@@ -2,15 +2,18 @@
 // CO-RE eBPF objects with github.com/cilium/ebpf, so they run on kernels
 // that do not expose BTF themselves.
 //
-// Run from go:generate, next to the objects bpf2go produced:
+// Run from go:generate, after bpf2go:
 //
-//	//go:generate go tool btfembed -corpus ./btfhub-archive bpf_bpfel.o
+//	//go:generate go tool bpf2go -target amd64,arm64 bpf bpf/agent.c
+//	//go:generate go tool btfembed -corpus ./btfhub-archive
 //
-// Without a subcommand btfembed generates: for every kernel of the corpus
-// it computes the minimal BTF the objects' CO-RE relocations need, checks
-// it against cilium/ebpf's own relocation of the full BTF, and writes Go
-// source that embeds the result with a runtime selector. The subcommands
-// are the steps on their own:
+// Without a subcommand btfembed generates: it finds the BPF objects the
+// package embeds for each GOARCH (or takes the objects named), computes
+// for every kernel of the corpus the minimal BTF that the CO-RE
+// relocations of the objects of the kernel's architecture need, checks it
+// against cilium/ebpf's own relocation of the full BTF, and writes Go
+// source per GOARCH that embeds the result with a runtime selector. The
+// subcommands are the steps on their own:
 //
 //	btfembed min [-B base] <kernel-btf> <out.btf> <obj>...   like bpftool gen min_core_btf
 //	btfembed distill -B <base> <module> <out.base.btf> <out.split.btf>
@@ -19,7 +22,9 @@
 //	btfembed corpus ls <dir>
 //	btfembed inspect [-B base] <payload or BTF file>...
 //
-// Run "btfembed <subcommand> -h" for the flags of each.
+// "btfembed -h" lists the flags and subcommands, "btfembed help <subcommand>"
+// shows one's arguments. Errors in the command line exit with status 2,
+// other failures with 1.
 package main
 
 import (
@@ -27,8 +32,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
@@ -37,9 +45,7 @@ import (
 func main() {
 	cleanupOnSignal()
 	if err := run(os.Stdout, os.Stderr, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "btfembed:", err)
-		}
+		fmt.Fprintln(os.Stderr, "btfembed:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
@@ -48,31 +54,105 @@ func main() {
 }
 
 // errUsage marks errors in the command line, which exit with status 2.
+// Match it with errors.Is; usagef makes such errors without adding to
+// their message.
 var errUsage = errors.New("usage")
 
-type subcommand func(stdout, stderr io.Writer, args []string) error
+type usageError struct{ err error }
+
+func (e usageError) Error() string        { return e.err.Error() }
+func (e usageError) Unwrap() error        { return e.err }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+// usagef is fmt.Errorf for an error in the command line.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+type subcommand struct {
+	run     func(stdout, stderr io.Writer, args []string) error
+	summary string // one line for the command list
+}
+
+// helpSummary is the help subcommand's line in the list; run dispatches
+// it itself, since its text lists the others.
+const helpSummary = "show the help of btfembed or of a subcommand"
 
 // subcommands maps each subcommand name to the function that runs it with
 // the arguments that follow the name.
 var subcommands = map[string]subcommand{
-	"corpus":   runCorpus,
-	"distill":  runDistill,
-	"inspect":  runInspect,
-	"min":      runMin,
-	"relocate": runRelocate,
+	"corpus":   {runCorpus, "build a kernel BTF corpus from packages and images (import), or list one (ls)"},
+	"distill":  {runDistill, "split module BTF into a distilled base and new split BTF, like libbpf's btf__distill_base"},
+	"inspect":  {runInspect, "describe payloads (kernels, types, modules) and BTF files (types by kind)"},
+	"min":      {runMin, "one kernel's minimal BTF for some objects, like bpftool gen min_core_btf"},
+	"relocate": {runRelocate, "relocate split BTF onto a new base through its distilled base, like btf__relocate"},
 }
 
 func run(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 {
+		if args[0] == "help" {
+			return runHelp(stdout, stderr, args[1:])
+		}
 		if sub, ok := subcommands[args[0]]; ok {
-			err := sub(stdout, stderr, args[1:])
+			err := sub.run(stdout, stderr, args[1:])
 			if errors.Is(err, flag.ErrHelp) {
 				return nil
 			}
 			return err
 		}
+		if isHelpFlag(args[0]) {
+			return runHelp(stdout, stderr, nil)
+		}
 	}
-	return runGenerate(stdout, stderr, args)
+	err := runGenerate(stdout, stderr, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// runHelp is "btfembed help [subcommand]": the help goes to stdout.
+func runHelp(stdout, _ io.Writer, args []string) error {
+	switch {
+	case len(args) == 0:
+		return writeGenerateHelp(stdout)
+	case len(args) > 1:
+		return usagef("help: want at most one subcommand, got %q", args)
+	case args[0] == "help":
+		fmt.Fprintln(stdout, "usage: btfembed help [subcommand]\n\n"+helpSummary+".")
+		return nil
+	}
+	sub, ok := subcommands[args[0]]
+	if !ok {
+		return usagef("help: unknown subcommand %q; the subcommands are %s, help", args[0], strings.Join(slices.Sorted(maps.Keys(subcommands)), ", "))
+	}
+	err := sub.run(stdout, stdout, []string{"-h"})
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// subcommandList is the list of subcommands for the help text, one line
+// each.
+func subcommandList() string {
+	summaries := map[string]string{"help": helpSummary}
+	for name, sub := range subcommands {
+		summaries[name] = sub.summary
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(summaries)) {
+		fmt.Fprintf(&b, "  %-9s %s\n", name, summaries[name])
+	}
+	return b.String()
 }
 
 // cleanupOnSignal makes SIGINT and SIGTERM remove the temporary files of

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,37 +16,132 @@ import (
 	"github.com/btfembed/btfembed/runtime"
 )
 
+// TestHelp: -h and help exit 0 (run returns nil) and list every
+// subcommand with its line; help <cmd> shows that command's usage.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"-help"}} {
-		var stdout, stderr bytes.Buffer
-		if err := run(&stdout, &stderr, args); err != nil && !errors.Is(err, flag.ErrHelp) {
-			t.Fatalf("%v: %v", args, err)
-		}
-		for _, want := range []string{"Usage: btfembed", "-corpus", "$GOPACKAGE", "go:generate"} {
-			if !strings.Contains(stderr.String(), want) {
-				t.Errorf("%v: help lacks %q", args, want)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-h"}, []string{"Usage: btfembed", "-corpus", "$GOPACKAGE", "$BTFEMBED_CORPUS", "go:generate", "Subcommands:"}},
+		{[]string{"-help"}, []string{"Usage: btfembed", "Subcommands:"}},
+		{[]string{"--help"}, []string{"Usage: btfembed", "Subcommands:"}},
+		{[]string{"help"}, []string{"Usage: btfembed", "Subcommands:"}},
+		{[]string{"-corpus", "x", "-h"}, []string{"Usage: btfembed", "Subcommands:"}},
+		{[]string{"help", "min"}, []string{"usage: btfembed min"}},
+		{[]string{"help", "corpus"}, []string{"import", "ls"}},
+		{[]string{"help", "inspect"}, []string{"usage: btfembed inspect"}},
+		{[]string{"help", "distill"}, []string{"usage: btfembed distill"}},
+		{[]string{"help", "relocate"}, []string{"usage: btfembed relocate"}},
+		{[]string{"help", "help"}, []string{"usage: btfembed help"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if err := run(&stdout, &stderr, tc.args); err != nil {
+				t.Fatalf("%v (want exit status 0)", err)
 			}
-		}
+			help := stdout.String() + stderr.String()
+			for _, want := range tc.want {
+				if !strings.Contains(help, want) {
+					t.Errorf("help lacks %q:\n%s", want, help)
+				}
+			}
+			if slices.Contains(tc.want, "Subcommands:") {
+				for name := range subcommands {
+					if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(help) {
+						t.Errorf("help does not list %s with a line", name)
+					}
+				}
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"help", "bogus"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("help bogus: %v, want a usage error naming it", err)
 	}
 }
 
-func TestGenerateUsageErrors(t *testing.T) {
+// TestUsageErrors: command-line errors match errUsage (exit status 2), and
+// their messages say what is wrong without a trailing ": usage".
+func TestUsageErrors(t *testing.T) {
+	t.Setenv("GOPACKAGE", "agent")
+	t.Setenv("BTFEMBED_CORPUS", "")
 	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{nil, "no BPF objects"},
-		{[]string{obj}, "-corpus is required"},
-		{[]string{"-corpus", "x", "nonexistent-*.o"}, "no such object"},
+		{[]string{obj}, "no corpus: give -corpus DIR or set $BTFEMBED_CORPUS"},
 		{[]string{"-corpus", "x", "-output", "out.txt", obj}, "want a .go file"},
-		{[]string{"-corpus", "x", "-bogus", obj}, "flag provided but not defined"},
+		{[]string{"-corpus", "x", "-bogus", obj}, "flag provided but not defined: -bogus"},
+		{[]string{"-corpus", "x", "-workers", "many", obj}, "invalid value"},
+		{[]string{"min"}, "min: want <kernel-btf>"},
+		{[]string{"distill"}, "-B is required"},
+		{[]string{"inspect"}, "no file given"},
+		{[]string{"corpus"}, "missing subcommand"},
+		{[]string{"corpus", "ls", "-bogus"}, "flag provided but not defined"},
+		{[]string{"help", "a", "b"}, "at most one subcommand"},
 	} {
-		var stdout, stderr bytes.Buffer
-		err := run(&stdout, &stderr, c.args)
-		if err == nil || !strings.Contains(err.Error()+stderr.String(), c.want) {
-			t.Errorf("run(%q) = %v, want an error mentioning %q", c.args, err, c.want)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(&stdout, &stderr, tc.args)
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("error %v, want a usage error", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to say %q", err, tc.want)
+			}
+			if strings.HasSuffix(err.Error(), "usage") {
+				t.Errorf("error %q ends in usage", err)
+			}
+		})
+	}
+}
+
+// TestParseArgs covers the generate mode's command line: where -pkg and
+// the corpus come from, and how objects are named.
+func TestParseArgs(t *testing.T) {
+	objDir := filepath.Join(kerneltest.Dir(), "objects")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		gopackage string // $GOPACKAGE, set by go generate
+		corpusEnv string // $BTFEMBED_CORPUS
+		pkg       string
+		corpus    []string
+		objects   int
+		ident     string
+		wantErr   string // "" for success
+	}{
+		{"go generate", []string{"-corpus", "c"}, "agent", "", "agent", []string{"c"}, 0, "KernelBTF", ""},
+		{"-pkg wins over $GOPACKAGE", []string{"-corpus", "c", "-pkg", "other"}, "agent", "", "other", []string{"c"}, 0, "KernelBTF", ""},
+		{"no -pkg outside go generate", []string{"-corpus", "c"}, "", "", "", nil, 0, "", "-pkg is required outside go generate"},
+		{"-pkg outside go generate", []string{"-pkg", "agent", "-corpus", "c"}, "", "", "agent", []string{"c"}, 0, "KernelBTF", ""},
+		{"corpus from the environment", nil, "agent", "/a" + string(filepath.ListSeparator) + "/b", "agent", []string{"/a", "/b"}, 0, "KernelBTF", ""},
+		{"-corpus wins over the environment", []string{"-corpus", "c"}, "agent", "/a", "agent", []string{"c"}, 0, "KernelBTF", ""},
+		{"repeated and comma-separated -corpus", []string{"-corpus", "a,b", "-corpus", "c"}, "agent", "", "agent", []string{"a", "b", "c"}, 0, "KernelBTF", ""},
+		{"no corpus", nil, "agent", "", "", nil, 0, "", "no corpus"},
+		{"explicit objects", []string{"-corpus", "c", filepath.Join(objDir, "fields-el.o"), filepath.Join(objDir, "enums-*.o")}, "agent", "", "agent", []string{"c"}, 3, "KernelBTF", ""},
+		{"missing object", []string{"-corpus", "c", "nonexistent-*.o"}, "agent", "", "", nil, 0, "", "no such object"},
+		{"unexported -ident", []string{"-corpus", "c", "-ident", "kernelBTF"}, "agent", "", "agent", []string{"c"}, 0, "kernelBTF", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOPACKAGE", tc.gopackage)
+			t.Setenv("BTFEMBED_CORPUS", tc.corpusEnv)
+			f, objs, err := parseGenerateFlags(io.Discard, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.pkg != tc.pkg || !slices.Equal(f.corpus, tc.corpus) || len(objs) != tc.objects || f.ident != tc.ident {
+				t.Errorf("pkg %q corpus %q %d objects ident %q, want %q %q %d %q", f.pkg, f.corpus, len(objs), f.ident, tc.pkg, tc.corpus, tc.objects, tc.ident)
+			}
+		})
 	}
 }
 

@@ -46,11 +46,11 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("min: %w: %v", errUsage, err)
+		return usagef("min: %v", err)
 	}
 	if fs.NArg() < 3 {
 		fs.Usage()
-		return fmt.Errorf("min: %w: want <kernel-btf>, <out.btf> and at least one object", errUsage)
+		return usagef("min: want <kernel-btf>, <out.btf> and at least one object")
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 

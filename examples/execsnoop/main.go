@@ -2,22 +2,30 @@
 // parent pid, comm, file name), from a CO-RE BPF program that reads
 // task_struct with BPF_CORE_READ.
 //
-// It is btfembed's worked example: the go:generate line below embeds, for
-// every kernel of the corpus, the minimal BTF that bpf/execsnoop_bpfel.o
-// needs, and main hands cilium/ebpf the right one at start-up. On a kernel
-// with /sys/kernel/btf/vmlinux the kernel's own BTF is used unless
+// It is btfembed's worked example, laid out as a bpf2go user's package: the
+// first go:generate line compiles bpf/execsnoop.c for amd64 and arm64
+// (bpf_x86_bpfel.o, bpf_arm64_bpfel.o and their Go loaders, committed, so
+// building needs no clang), the second embeds, for every kernel of the
+// corpus, the minimal BTF that the object of the kernel's architecture
+// needs: kernelbtf_amd64.go holds x86_64 kernels only, kernelbtf_arm64.go
+// arm64 ones. main hands cilium/ebpf the right BTF at start-up. On a
+// kernel with /sys/kernel/btf/vmlinux the kernel's own BTF is used unless
 // -embedded is given; on one without, the embedded BTF for its release.
+//
+// Regenerate the payloads alone, without clang:
+//
+//	go generate -run btfembed ./examples/execsnoop
 //
 // Run it as root:
 //
 //	go run ./examples/execsnoop -embedded -n 5
 package main
 
-//go:generate go tool btfembed -corpus ../../testdata/btfhub -output kernelbtf.go bpf/execsnoop_bpfel.o
+//go:generate go tool bpf2go -target amd64,arm64 -type event bpf bpf/execsnoop.c -- -Wall -Werror
+//go:generate go tool btfembed -corpus ../../testdata/btfhub
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,7 +34,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 func main() {
@@ -37,14 +45,14 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &runtime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
+	opts := &btfruntime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
 	if err := run(ctx, os.Stdout, os.Stderr, opts, *count); err != nil {
 		fmt.Fprintln(os.Stderr, "execsnoop:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, stdout, stderr io.Writer, opts *runtime.SelectOptions, count int) error {
+func run(ctx context.Context, stdout, stderr io.Writer, opts *btfruntime.SelectOptions, count int) error {
 	assets, err := KernelBTF()
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // TestExecsnoopEmbedded is the end-to-end check of the main job: generate
@@ -33,19 +35,32 @@ func TestExecsnoopEmbedded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(kdir, running.Release+".btf"), running.BTF, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The objects bpf2go made for this GOARCH, found as the go:generate
+	// mode finds them.
+	embedded, err := generator.EmbeddedObjects(context.Background(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(embedded[runtime.GOARCH]) == 0 {
+		t.Skipf("execsnoop embeds no object for GOARCH %s", runtime.GOARCH)
+	}
 	res, err := generator.Generate(context.Background(), &generator.Args{
-		Objects: []string{filepath.Join("bpf", "execsnoop_bpfel.o")},
+		Objects: embedded[runtime.GOARCH],
 		Corpus:  []string{filepath.Join(kerneltest.Dir(), "btfhub"), corpusDir},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := runtime.Open(res.Payload)
+	part, err := res.ForArch(runtime.GOARCH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := btfruntime.Open(part.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	tr, err := newTracer(assets, &runtime.SelectOptions{ForceEmbedded: true})
+	tr, err := newTracer(assets, &btfruntime.SelectOptions{ForceEmbedded: true})
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		t.Skipf("bpf() is refused on this machine, so nothing can be loaded: %v", err)
 	}
@@ -53,7 +68,7 @@ func TestExecsnoopEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if tr.Selection.Source != runtime.SourceEmbedded || tr.Selection.Key.Release != running.Release {
+	if tr.Selection.Source != btfruntime.SourceEmbedded || tr.Selection.Key.Release != running.Release {
 		t.Fatalf("selected %s %s, want the embedded entry for %s", tr.Selection.Source, tr.Selection.Key, running.Release)
 	}
 
@@ -88,35 +103,41 @@ func TestExecsnoopEmbedded(t *testing.T) {
 	}
 }
 
-// TestGeneratedIsCurrent reruns the go:generate line into a temporary
-// directory and checks the committed kernelbtf.go and payload are what it
-// writes.
+// TestGeneratedIsCurrent reruns the command in the header of the
+// committed kernelbtf_amd64.go, as written but outside go generate and
+// into a temporary directory, checks the committed kernelbtf_<goarch>.go
+// files and payloads are what it writes, and that the header's command is
+// the go:generate line.
 func TestGeneratedIsCurrent(t *testing.T) {
-	src, err := os.ReadFile("main.go")
+	args := generateArgs(t)
+	header := "// Command: go tool btfembed -pkg main " + strings.Join(args, " ") + "\n"
+	src, err := os.ReadFile("kernelbtf_amd64.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var args []string
-	for _, line := range strings.Split(string(src), "\n") {
-		if rest, ok := strings.CutPrefix(line, "//go:generate go tool btfembed "); ok {
-			args = strings.Fields(rest)
-		}
+	m := regexp.MustCompile(`(?m)^// Command: (go tool btfembed .*)$`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("kernelbtf_amd64.go has no Command line")
 	}
-	if args == nil {
-		t.Fatal("main.go has no go:generate line running btfembed")
-	}
+	command := strings.Fields(string(m[1]))
 	out := t.TempDir()
-	for i, a := range args {
-		if a == "kernelbtf.go" && i > 0 && args[i-1] == "-output" {
-			args[i] = filepath.Join(out, "kernelbtf.go")
-		}
-	}
-	cmd := exec.Command("go", append([]string{"tool", "btfembed", "-q"}, args...)...)
-	cmd.Env = append(os.Environ(), "GOPACKAGE=main")
+	cmd := exec.Command(command[0], append(command[1:], "-q", "-output", filepath.Join(out, "kernelbtf.go"))...)
+	cmd.Env = append(os.Environ(), "GOPACKAGE=", "BTFEMBED_CORPUS=")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("btfembed: %v\n%s", err, msg)
+		t.Fatalf("%s: %v\n%s", m[1], err, msg)
 	}
-	for _, name := range []string{"kernelbtf.go", "kernelbtf.btfembed"} {
+	wrote, err := filepath.Glob(filepath.Join(out, "kernelbtf*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := filepath.Glob("kernelbtf*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrote) != len(committed) {
+		t.Fatalf("btfembed writes %d files, %d are committed: run go generate -run btfembed ./examples/execsnoop", len(wrote), len(committed))
+	}
+	for _, name := range committed {
 		want, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -125,10 +146,80 @@ func TestGeneratedIsCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The header records -output as given; the test's differs only by -q.
-		got = bytes.Replace(got, []byte("btfembed -q "), []byte("btfembed "), 1)
+		if filepath.Ext(name) == ".go" {
+			if !bytes.Contains(want, []byte(header)) {
+				t.Errorf("%s: header does not record %q", name, header)
+			}
+			// The header of the rerun records its -q and -output too.
+			got = regexp.MustCompile(`(?m)^// Command: .*\n`).ReplaceAll(got, []byte(header))
+		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./examples/execsnoop", name)
+			t.Errorf("%s is stale: run go generate -run btfembed ./examples/execsnoop", name)
+		}
+	}
+}
+
+// generateArgs are the arguments of main.go's btfembed go:generate line.
+func generateArgs(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(line, "//go:generate go tool btfembed "); ok {
+			return strings.Fields(rest)
+		}
+	}
+	t.Fatal("main.go has no go:generate line running btfembed")
+	return nil
+}
+
+// TestBinaryEmbedsItsArch builds execsnoop for amd64 and arm64 and checks
+// each binary embeds its own GOARCH's payload, holding only kernels of its
+// architecture, and not the other's.
+func TestBinaryEmbedsItsArch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds execsnoop twice")
+	}
+	payloads := map[string][]byte{}
+	for _, goarch := range []string{"amd64", "arm64"} {
+		p, err := os.ReadFile("kernelbtf_" + goarch + ".btfembed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		assets, err := btfruntime.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(assets.Kernels()) == 0 {
+			t.Fatalf("%s payload holds no kernel", goarch)
+		}
+		for _, k := range assets.Kernels() {
+			if k.Arch != generator.KernelArch(goarch) {
+				t.Errorf("%s payload holds %s", goarch, k)
+			}
+		}
+		payloads[goarch] = p
+	}
+	if bytes.Equal(payloads["amd64"], payloads["arm64"]) {
+		t.Fatal("amd64 and arm64 payloads are the same")
+	}
+	for goarch := range payloads {
+		bin := filepath.Join(t.TempDir(), "execsnoop")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("GOARCH=%s go build: %v\n%s", goarch, err, msg)
+		}
+		exe, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for other, p := range payloads {
+			if got, want := bytes.Contains(exe, p), other == goarch; got != want {
+				t.Errorf("GOARCH=%s binary embeds the %s payload: %v, want %v", goarch, other, got, want)
+			}
 		}
 	}
 }

@@ -2,65 +2,52 @@ package main
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
-//go:embed bpf/execsnoop_bpfel.o
-var execsnoopObject []byte
-
-// event mirrors struct event in bpf/execsnoop.c.
-type event struct {
-	Pid      uint32 // thread group id of the process that exec'd
-	Tid      uint32
-	Ppid     uint32 // thread group id of its real parent
-	Uid      uint32
-	Comm     [16]byte
-	Filename [256]byte
-}
-
-func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
+// cString is a C string from a char array as bpf2go types it.
+func cString(chars []int8) string {
+	b := make([]byte, 0, len(chars))
+	for _, c := range chars {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
 	}
 	return string(b)
 }
 
 // CommString is the task's comm, the first 15 bytes of its executable's
 // name.
-func (e *event) CommString() string { return cString(e.Comm[:]) }
+func (e *bpfEvent) CommString() string { return cString(e.Comm[:]) }
 
 // FilenameString is the path that was executed.
-func (e *event) FilenameString() string { return cString(e.Filename[:]) }
+func (e *bpfEvent) FilenameString() string { return cString(e.Filename[:]) }
 
 var errClosed = errors.New("tracer closed")
 
 // tracer is the loaded and attached execsnoop program.
 type tracer struct {
-	Selection *runtime.Selection
-	coll      *ebpf.Collection
+	Selection *btfruntime.Selection
+	objs      bpfObjects
 	link      link.Link
 	events    *ringbuf.Reader
 	closeOnce sync.Once
 }
 
-// newTracer loads execsnoop with the BTF the assets select for this
-// kernel and attaches it to sched:sched_process_exec.
-func newTracer(assets *runtime.Assets, opts *runtime.SelectOptions) (_ *tracer, err error) {
-	spec, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(execsnoopObject))
-	if err != nil {
-		return nil, fmt.Errorf("execsnoop object: %w", err)
-	}
+// newTracer loads execsnoop (bpf2go's object for this GOARCH) with the BTF
+// the assets select for this kernel and attaches it to
+// sched:sched_process_exec.
+func newTracer(assets *btfruntime.Assets, opts *btfruntime.SelectOptions) (_ *tracer, err error) {
 	collOpts, sel, err := assets.CollectionOptions(opts)
 	if err != nil {
 		return nil, err
@@ -71,20 +58,20 @@ func newTracer(assets *runtime.Assets, opts *runtime.SelectOptions) (_ *tracer, 
 			t.Close()
 		}
 	}()
-	if t.coll, err = ebpf.NewCollectionWithOptions(spec, *collOpts); err != nil {
+	if err := loadBpfObjects(&t.objs, collOpts); err != nil {
 		return nil, fmt.Errorf("load execsnoop: %w", err)
 	}
-	if t.link, err = link.Tracepoint("sched", "sched_process_exec", t.coll.Programs["handle_exec"], nil); err != nil {
+	if t.link, err = link.Tracepoint("sched", "sched_process_exec", t.objs.HandleExec, nil); err != nil {
 		return nil, fmt.Errorf("attach to sched:sched_process_exec: %w", err)
 	}
-	if t.events, err = ringbuf.NewReader(t.coll.Maps["events"]); err != nil {
+	if t.events, err = ringbuf.NewReader(t.objs.Events); err != nil {
 		return nil, fmt.Errorf("open ring buffer: %w", err)
 	}
 	return t, nil
 }
 
 // Next waits for the next exec event.
-func (t *tracer) Next() (*event, error) {
+func (t *tracer) Next() (*bpfEvent, error) {
 	rec, err := t.events.Read()
 	if errors.Is(err, ringbuf.ErrClosed) {
 		return nil, errClosed
@@ -92,7 +79,7 @@ func (t *tracer) Next() (*event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ev event
+	var ev bpfEvent
 	if err := binary.Read(bytes.NewReader(rec.RawSample), binary.LittleEndian, &ev); err != nil {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}
@@ -113,8 +100,6 @@ func (t *tracer) Close() {
 		if t.link != nil {
 			t.link.Close()
 		}
-		if t.coll != nil {
-			t.coll.Close()
-		}
+		t.objs.Close()
 	})
 }

@@ -22,3 +22,22 @@ func Write(path string, fn func(io.Writer) error) error {
 	}
 	return s.Commit()
 }
+
+// File is one file of WriteFiles.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// WriteFiles replaces several files together: a Set of them, added in
+// order.
+func WriteFiles(files []File) error {
+	var s Set
+	defer s.Abort()
+	for _, f := range files {
+		if err := s.AddBytes(f.Path, f.Data); err != nil {
+			return err
+		}
+	}
+	return s.Commit()
+}

@@ -87,3 +87,34 @@ func TestWriteMissingDir(t *testing.T) {
 		t.Fatalf("error %v, want one naming %s that wraps os.ErrNotExist", err, path)
 	}
 }
+
+// TestWriteFiles: all files are replaced together, and a failure to write
+// one leaves every file as it was, with no temporary file behind.
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte("old a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "missing", "c")
+	if err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}, {Path: bad}}); err == nil {
+		t.Fatal("writing into a missing directory succeeded")
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old a" {
+		t.Errorf("a is %q after a failed WriteFiles", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("failed WriteFiles left %d files, want only a", len(entries))
+	}
+	if err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{a: "new a", b: "new b"} {
+		if got, _ := os.ReadFile(path); string(got) != want {
+			t.Errorf("%s is %q, want %q", path, got, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("WriteFiles left %d files, want 2", len(entries))
+	}
+}

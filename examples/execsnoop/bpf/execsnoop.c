@@ -56,6 +56,10 @@ struct event {
 	char filename[FILENAME_LEN];
 };
 
+/* Puts struct event in the object's BTF, so bpf2go -type event writes its
+ * Go twin (bpfEvent). */
+const struct event *unused_event __attribute__((unused));
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/atomicfile"
+)
+
+// outputs collects what a generate run writes, so that all of it is
+// renamed into place together, and then removes the outputs of earlier
+// runs that this one no longer writes.
+type outputs struct {
+	pkg, ident, command string
+	files               []outputFile
+}
+
+type outputFile = atomicfile.File
+
+// add emits the Go file and its payload for one result, built for the
+// GOARCHes (nil: for all).
+func (o *outputs) add(goFile string, goarches []string, res *generator.Result) error {
+	payload := strings.TrimSuffix(goFile, ".go") + ".btfembed"
+	var src bytes.Buffer
+	err := generator.Emit(&src, generator.EmitArgs{
+		Package:     o.pkg,
+		Ident:       o.ident,
+		GOARCHes:    goarches,
+		PayloadFile: filepath.Base(payload),
+		Command:     o.command,
+		Report:      res.Report,
+	})
+	if err != nil {
+		return err
+	}
+	// The payload first: a Go file never refers to a payload not there.
+	o.files = append(o.files, outputFile{Path: payload, Data: res.Payload}, outputFile{Path: goFile, Data: src.Bytes()})
+	return nil
+}
+
+func (o *outputs) goFiles() []string {
+	var names []string
+	for _, f := range o.files {
+		if filepath.Ext(f.Path) == ".go" {
+			names = append(names, f.Path)
+		}
+	}
+	return names
+}
+
+// write writes every output, then removes what earlier runs generated
+// beside goFile (<stem>.go or <stem>_<goarch>.go, with their payloads)
+// and this run did not write: a GOARCH no longer embedded, or the other
+// mode's layout. Files that do not open with btfembed's header are never
+// removed.
+func (o *outputs) write(goFile string) error {
+	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFiles(o.files); err != nil {
+		return err
+	}
+	stem := strings.TrimSuffix(goFile, ".go")
+	old, err := filepath.Glob(stem + "_*.go")
+	if err != nil {
+		return err
+	}
+	for _, name := range append(old, goFile) {
+		if slices.ContainsFunc(o.files, func(f outputFile) bool { return f.Path == name }) || !generatedByUs(name) {
+			continue
+		}
+		if err := os.Remove(name); err != nil {
+			return err
+		}
+		if err := os.Remove(strings.TrimSuffix(name, ".go") + ".btfembed"); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// generatedByUs tells whether a Go file opens with btfembed's header.
+func generatedByUs(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.TrimSpace(line) == "// "+generator.GeneratedHeader
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// TestFailOnUnloadable: guards-el.o has programs that fail on every
+// kernel (missing_unguarded). The run prints them; with
+// -fail-on-unloadable it fails, after writing its output; -v adds the
+// guarded misses.
+func TestFailOnUnloadable(t *testing.T) {
+	obj := filepath.Join(kerneltest.Dir(), "objects", "guards-el.o")
+	for _, tt := range []struct {
+		flags   []string
+		fails   bool
+		guarded bool
+	}{
+		{nil, false, false},
+		{[]string{"-v"}, false, true},
+		{[]string{"-fail-on-unloadable"}, true, false},
+	} {
+		out := t.TempDir()
+		args := append([]string{
+			"-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-kernels", "6.12.*", "-pkg", "agent",
+			"-output", out + string(filepath.Separator),
+		}, tt.flags...)
+		var stdout, stderr bytes.Buffer
+		err := run(&stdout, &stderr, append(args, obj))
+		if tt.fails && !errors.Is(err, generator.ErrUnloadable) || !tt.fails && err != nil {
+			t.Errorf("%v: error %v, want ErrUnloadable: %v", tt.flags, err, tt.fails)
+		}
+		if _, err := os.Stat(filepath.Join(out, "kernelbtf.go")); err != nil {
+			t.Errorf("%v: %v", tt.flags, err)
+		}
+		table := stdout.String()
+		if !strings.Contains(table, "missing_unguarded") || strings.Contains(table, "  field_guarded  ") {
+			t.Errorf("%v: table:\n%s", tt.flags, table)
+		}
+		if got := strings.Contains(table, "Guarded misses"); got != tt.guarded {
+			t.Errorf("%v: guarded misses listed: %v, want %v", tt.flags, got, tt.guarded)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package generator
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// TestEmbeddedObjects lists a package laid out as bpf2go lays it out, in
+// a module of its own: objects embedded behind GOARCH constraints, a file
+// that embeds something else, and one whose pattern matches nothing yet
+// (a payload not generated), which makes go list drop the package's
+// embedded files.
+func TestEmbeddedObjects(t *testing.T) {
+	dir := t.TempDir()
+	el, err := os.ReadFile(filepath.Join(kerneltest.Dir(), "objects", "fields-el.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, err := os.ReadFile(filepath.Join(kerneltest.Dir(), "objects", "fields-eb.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedding := func(constraint, file string) string {
+		src := "package agent\n\nimport _ \"embed\"\n\n//go:embed " + file + "\nvar _ []byte\n"
+		if constraint != "" {
+			src = "//go:build " + constraint + "\n\n" + src
+		}
+		return src
+	}
+	for name, content := range map[string]string{
+		"go.mod":                   "module example.com/agent\n\ngo 1.26\n",
+		"bpf_x86_bpfel.go":         embedding("386 || amd64", "bpf_x86_bpfel.o"),
+		"bpf_x86_bpfel.o":          string(el),
+		"bpf_arm64_bpfel.go":       embedding("arm64", "bpf_arm64_bpfel.o"),
+		"bpf_arm64_bpfel.o":        string(el),
+		"generic_bpfeb.go":         embedding("s390x", "generic_bpfeb.o"),
+		"generic_bpfeb.o":          string(eb),
+		"notes.go":                 embedding("", "notes.txt"),
+		"notes.txt":                "not BPF\n",
+		"kernelbtf_arm64.go":       embedding("arm64", "kernelbtf_arm64.btfembed"),
+		"agent_test.go":            embedding("", "test_bpfel.o"),
+		"test_bpfel.o":             string(el),
+		"unused_riscv64_bpfel.o":   string(el), // not embedded
+		"bpf_x86_bpfel_windows.go": embedding("", "test_bpfel.o"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := EmbeddedObjects(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"386":   {"bpf_x86_bpfel.o"},
+		"amd64": {"bpf_x86_bpfel.o"},
+		"arm64": {"bpf_arm64_bpfel.o"},
+		"s390x": {"generic_bpfeb.o"},
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "bpf_x86_bpfel.go"), []byte("package agent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"bpf_arm64_bpfel.go", "generic_bpfeb.go"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := EmbeddedObjects(t.Context(), dir); !errors.Is(err, ErrNoEmbeddedObjects) {
+		t.Errorf("package without objects: %v, want ErrNoEmbeddedObjects", err)
+	}
+}

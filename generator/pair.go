@@ -1,0 +1,246 @@
+package generator
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// An object is checked, and embedded for, only the kernels it can run on.
+// bpf2go compiles one object per target and says which in the file name,
+// <stem>_<linux arch>_<bpfel|bpfeb>.o for an architecture-specific target
+// (-target amd64 writes bpf_x86_bpfel.o with __TARGET_ARCH_x86 defined) and
+// <stem>_<bpfel|bpfeb>.o for generic BPF (-target bpfel). The object's
+// contents do not say which __TARGET_ARCH_* it was compiled with (the macro
+// only changes which pt_regs members bpf_tracing.h reads), only its byte
+// order, so the pairing rules are:
+//
+//   - a name with a bpf2go architecture (x86, arm64, ...) pairs with the
+//     kernels of that architecture and the object's byte order;
+//   - any other object pairs with every kernel of its byte order.
+//
+// The byte order always comes from the ELF header, and a name that claims
+// the other one is an error.
+
+// linuxArches maps bpf2go's Linux architecture names (its __TARGET_ARCH_*
+// suffixes, cilium/ebpf cmd/bpf2go/gen/target.go) to the kernel
+// architectures (kernelkey.NormalizeArch spelling) they compile for, by byte
+// order.
+var linuxArches = map[string]map[bool][]string{ // name -> big endian? -> kernel arches
+	"x86":       {false: {"i386", "x86_64"}},
+	"arm":       {false: {"arm"}},
+	"arm64":     {false: {"arm64"}},
+	"loongarch": {false: {"loongarch64"}},
+	"mips":      {true: {"mips"}},
+	"powerpc":   {false: {"ppc64le"}, true: {"ppc64"}},
+	"riscv":     {false: {"riscv64"}},
+	"s390":      {true: {"s390x"}},
+}
+
+// bigEndianArches are the kernel architectures (kernelkey.NormalizeArch
+// spelling) that run big-endian; every other one is little-endian.
+var bigEndianArches = []string{"ppc64", "s390x"}
+
+// knownArches are the kernel architectures the pairing knows, in the
+// kernelkey.NormalizeArch spelling.
+var knownArches = []string{"arm", "arm64", "i386", "loongarch64", "mips64el", "ppc64", "ppc64le", "riscv64", "s390x", "x86_64"}
+
+// pairing is the set of kernel architectures one object pairs with.
+type pairing struct {
+	bigEndian bool
+	// arches is nil for generic BPF: every kernel of the byte order.
+	arches []string
+}
+
+func (p pairing) accepts(kernelArch string) bool {
+	if p.arches != nil {
+		return slices.Contains(p.arches, kernelArch)
+	}
+	return slices.Contains(bigEndianArches, kernelArch) == p.bigEndian
+}
+
+// String says what the pairing is, for the report and errors.
+func (p pairing) String() string {
+	if p.arches != nil {
+		return strings.Join(p.arches, ",")
+	}
+	if p.bigEndian {
+		return "big-endian kernels"
+	}
+	return "little-endian kernels"
+}
+
+// pairObject decides the kernels an object pairs with, from its ELF
+// header and its bpf2go file name.
+func pairObject(path string, header []byte) (pairing, error) {
+	order, err := bpfByteOrder(path, header)
+	if err != nil {
+		return pairing{}, err
+	}
+	p := pairing{bigEndian: order == binary.BigEndian}
+	stem := strings.TrimSuffix(filepath.Base(path), ".o")
+	var endian string
+	for _, e := range []string{"bpfel", "bpfeb"} {
+		if strings.HasSuffix(stem, "_"+e) {
+			endian, stem = e, strings.TrimSuffix(stem, "_"+e)
+		}
+	}
+	if endian == "" {
+		return p, nil // not named by bpf2go: the byte order alone decides
+	}
+	if (endian == "bpfeb") != p.bigEndian {
+		return pairing{}, fmt.Errorf("%s: named %s but its ELF header says %s", path, endian, order)
+	}
+	i := strings.LastIndexByte(stem, '_')
+	if i < 0 {
+		return p, nil
+	}
+	byOrder, ok := linuxArches[stem[i+1:]]
+	if !ok {
+		return p, nil // <stem>_bpfel.o: generic BPF
+	}
+	arches, ok := byOrder[p.bigEndian]
+	if !ok {
+		return pairing{}, fmt.Errorf("%s: bpf2go architecture %s is never %s", path, stem[i+1:], endian)
+	}
+	p.arches = arches
+	return p, nil
+}
+
+// bpfByteOrder checks that an ELF header is a BPF object's and returns its
+// byte order.
+func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
+	if len(header) < 20 || string(header[:4]) != elf.ELFMAG {
+		return nil, fmt.Errorf("%s: not an ELF file", path)
+	}
+	var order binary.ByteOrder
+	switch elf.Data(header[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		order = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		order = binary.BigEndian
+	default:
+		return nil, fmt.Errorf("%s: ELF data encoding %d", path, header[elf.EI_DATA])
+	}
+	if m := elf.Machine(order.Uint16(header[18:])); m != elf.EM_BPF {
+		return nil, fmt.Errorf("%s: ELF machine %s, want %s", path, m, elf.EM_BPF)
+	}
+	return order, nil
+}
+
+// archesFor lists the kernel architectures that at least one of the
+// pairings accepts, in the kernelkey.NormalizeArch spelling.
+func archesFor(pairings []pairing) []string {
+	var arches []string
+	for _, a := range knownArches {
+		if slices.ContainsFunc(pairings, func(p pairing) bool { return p.accepts(a) }) {
+			arches = append(arches, a)
+		}
+	}
+	return arches
+}
+
+// KernelArch is the kernel architecture (kernelkey.NormalizeArch spelling)
+// that a Go program built for goarch runs on, or "" when btfembed knows
+// none (mips, mipsle and mips64 have no kernels in BTF corpora).
+func KernelArch(goarch string) string {
+	a, ok := kernelkey.NormalizeArch(goarch)
+	if !ok || !slices.Contains(knownArches, a) {
+		return ""
+	}
+	return a
+}
+
+// pair decides the kernels every object pairs with, narrowed by
+// Args.ObjectArches, and returns for each kernel architecture the objects
+// its kernels are checked against. Architectures with the same objects
+// share one *objects.
+func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) {
+	pairings := make([]pairing, len(o.names))
+	for i, name := range o.names {
+		header, err := readELFHeader(name)
+		if err != nil {
+			return nil, err
+		}
+		p, err := pairObject(name, header)
+		if err != nil {
+			return nil, err
+		}
+		if arches, ok := narrow[name]; ok {
+			var keep []string
+			for _, a := range arches {
+				a, _ = kernelkey.NormalizeArch(a)
+				if !p.accepts(a) {
+					return nil, fmt.Errorf("%s pairs with %s, not with %s kernels", name, p, a)
+				}
+				if !slices.Contains(keep, a) {
+					keep = append(keep, a)
+				}
+			}
+			slices.Sort(keep)
+			p.arches = keep
+		}
+		if len(archesFor([]pairing{p})) == 0 {
+			return nil, fmt.Errorf("%s pairs with %s, none of which btfembed knows (%s)", name, p, strings.Join(knownArches, ", "))
+		}
+		pairings[i] = p
+	}
+	byArch := map[string]*objects{}
+	shared := map[string]*objects{}
+	for _, a := range archesFor(pairings) {
+		var indices []int
+		for i, p := range pairings {
+			if p.accepts(a) {
+				indices = append(indices, i)
+			}
+		}
+		id := fmt.Sprint(indices)
+		if shared[id] == nil {
+			shared[id] = o.subset(indices)
+		}
+		byArch[a] = shared[id]
+	}
+	return byArch, nil
+}
+
+// readELFHeader reads the part of an ELF header that pairObject looks at.
+func readELFHeader(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	header := make([]byte, 20)
+	if _, err := io.ReadFull(f, header); err != nil {
+		return nil, fmt.Errorf("%s: ELF header: %w", path, err)
+	}
+	return header, nil
+}
+
+// kernelArches lists the architectures to read kernels of: those some
+// object pairs with, narrowed to the filter when it is not empty.
+func kernelArches(byArch map[string]*objects, filter []string) ([]string, error) {
+	arches := slices.Sorted(maps.Keys(byArch))
+	if len(filter) == 0 {
+		return arches, nil
+	}
+	var keep []string
+	for _, a := range filter {
+		if n, _ := kernelkey.NormalizeArch(a); slices.Contains(arches, n) && !slices.Contains(keep, n) {
+			keep = append(keep, n)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, fmt.Errorf("no object pairs with kernels of %s (they pair with %s)", strings.Join(filter, ", "), strings.Join(arches, ", "))
+	}
+	slices.Sort(keep)
+	return keep, nil
+}

@@ -1,0 +1,281 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/predict"
+)
+
+// ErrUnloadable is returned, with FailOnUnloadable, when a program is
+// predicted to fail to load on some kernel.
+var ErrUnloadable = errors.New("programs predicted not to load")
+
+// ProgramReport is the load prediction for one program on one kernel:
+// whether the verifier will reach a poisoned CO-RE instruction there.
+type ProgramReport struct {
+	Object  string `json:"object"`
+	Program string `json:"program"`
+	// Verdict is "loads", "fails" or "unknown" (the analysis cannot
+	// tell; Reasons say why).
+	Verdict string `json:"verdict"`
+	// Reasons name, for "fails", the reachable poisoned instruction and
+	// its relocation (byte_off task_struct.mm_cid) or cilium/ebpf's
+	// relocation error; for "unknown", why the analysis gave up.
+	Reasons []string `json:"reasons,omitempty"`
+	// Guarded lists poisoned instructions no path reaches: CO-RE guards
+	// (bpf_core_field_exists and the like) at work.
+	Guarded []string `json:"guarded,omitempty"`
+}
+
+// The verdicts of ProgramReport.
+const (
+	VerdictLoads   = "loads"
+	VerdictFails   = "fails"
+	VerdictUnknown = "unknown"
+)
+
+// predict predicts every program on one kernel, relocated against its
+// full BTF (equal, for every fixup, to the embedded BTF: the oracle
+// checked that).
+func (o *objects) predict(k *corpus.Kernel, targets []*btf.Spec) []ProgramReport {
+	var out []ProgramReport
+	for i, coll := range o.colls {
+		for _, p := range predict.Collection(o.names[i], coll, k.Key.String(), targets, &predict.Options{Release: k.Key.Release}) {
+			out = append(out, ProgramReport{
+				Object: p.Object, Program: p.Program, Verdict: p.Verdict.String(),
+				Reasons: p.Reasons, Guarded: p.Guarded,
+			})
+		}
+	}
+	return out
+}
+
+// Unloadable counts the programs predicted to fail on some kernel and
+// the kernels where at least one does.
+func (r *Report) Unloadable() (programs, kernels int) {
+	failing := map[[2]string]bool{}
+	for _, k := range r.Kernels {
+		bad := false
+		for _, p := range k.Programs {
+			if p.Verdict == VerdictFails {
+				failing[[2]string{p.Object, p.Program}] = true
+				bad = true
+			}
+		}
+		if bad {
+			kernels++
+		}
+	}
+	return len(failing), kernels
+}
+
+// CheckLoadable returns an error wrapping ErrUnloadable if a program is
+// predicted to fail on some kernel.
+func (r *Report) CheckLoadable() error {
+	if programs, kernels := r.Unloadable(); programs > 0 {
+		return fmt.Errorf("%w: %d programs fail on %d of %d kernels (see the report)", ErrUnloadable, programs, kernels, len(r.Kernels))
+	}
+	return nil
+}
+
+// kernelGroup is kernels on which the same programs are checked (objects
+// pair with kernels of their architecture) and every one that does not
+// load has the same verdict for the same reasons.
+type kernelGroup struct {
+	label   string
+	kernels []string
+	checked map[[2]string]bool          // object, program
+	verdict map[[2]string]ProgramReport // object, program: a verdict other than loads
+}
+
+// groupKernels puts kernels with the same predictions together, in
+// report order, labelled A, B, ...
+func (r *Report) groupKernels() []*kernelGroup {
+	var groups []*kernelGroup
+	byKey := map[string]*kernelGroup{}
+	for _, k := range r.Kernels {
+		var key strings.Builder
+		checked := map[[2]string]bool{}
+		notLoading := map[[2]string]ProgramReport{}
+		for _, p := range k.Programs {
+			checked[[2]string{p.Object, p.Program}] = true
+			fmt.Fprintf(&key, "%s\x00%s\x01", p.Object, p.Program)
+			if p.Verdict == VerdictLoads {
+				continue
+			}
+			notLoading[[2]string{p.Object, p.Program}] = p
+			fmt.Fprintf(&key, "%s\x00%s\x01", p.Verdict, strings.Join(p.Reasons, "\x00"))
+		}
+		g := byKey[key.String()]
+		if g == nil {
+			g = &kernelGroup{label: groupLabel(len(groups)), checked: checked, verdict: notLoading}
+			byKey[key.String()] = g
+			groups = append(groups, g)
+		}
+		g.kernels = append(g.kernels, k.key())
+	}
+	return groups
+}
+
+// compactGroups is how many kernel groups the program table shows with
+// words in its cells; more get one letter each.
+const compactGroups = 8
+
+// cell is how the program table shows a verdict.
+func cell(verdict string, compact bool) string {
+	switch {
+	case verdict == VerdictLoads && compact:
+		return "."
+	case verdict == VerdictLoads:
+		return "ok"
+	case compact && verdict == VerdictFails:
+		return "F"
+	case compact && verdict == VerdictUnknown:
+		return "?"
+	}
+	return verdict
+}
+
+// groupLabel is A..Z, then AA, AB, ...
+func groupLabel(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('A'+(i-1)%26)) + s
+	}
+	return s
+}
+
+// writePrograms writes the programs that do not load on some kernel as a
+// table of programs by kernel group, then each group's kernels, then the
+// reasons. With verbose, the guarded misses follow.
+func (r *Report) writePrograms(w io.Writer, verbose bool) error {
+	groups := r.groupKernels()
+	var rows [][2]string
+	seen := map[[2]string]bool{}
+	total := map[[2]string]bool{}
+	for _, k := range r.Kernels {
+		for _, p := range k.Programs {
+			id := [2]string{p.Object, p.Program}
+			total[id] = true
+			if p.Verdict != VerdictLoads && !seen[id] {
+				seen[id] = true
+				rows = append(rows, id)
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+
+	fmt.Fprintln(w)
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "Load prediction: all %d programs load on every kernel.\n", len(total))
+	} else {
+		fmt.Fprintf(w, "Load prediction: %d of %d programs do not load, or may not, on some kernels (fails: the verifier\n"+
+			"reaches a poisoned CO-RE instruction or cilium/ebpf refuses the relocation; unknown: the analysis cannot tell;\n"+
+			"-: the object is not checked on those kernels).\n\n",
+			len(rows), len(total))
+		// Many kernel groups: one letter a cell keeps the table narrow.
+		compact := len(groups) > compactGroups
+		if compact {
+			fmt.Fprintln(w, "F: fails, ?: unknown, .: loads, -: not checked.")
+			fmt.Fprintln(w)
+		}
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		if compact {
+			tw = tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+		}
+		fmt.Fprint(tw, "OBJECT\tPROGRAM")
+		for _, g := range groups {
+			fmt.Fprintf(tw, "\t%s", g.label)
+		}
+		fmt.Fprintln(tw)
+		for _, id := range rows {
+			fmt.Fprintf(tw, "%s\t%s", id[0], id[1])
+			for _, g := range groups {
+				v := VerdictLoads
+				if p, ok := g.verdict[id]; ok {
+					v = p.Verdict
+				} else if !g.checked[id] {
+					v = "-" // the object is not checked on these kernels
+				}
+				fmt.Fprintf(tw, "\t%s", cell(v, compact))
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		for _, g := range groups {
+			fmt.Fprintf(w, "%s: %s\n", g.label, abbreviate(g.kernels, 6))
+		}
+		fmt.Fprintln(w, "\nWhy:")
+		for _, id := range rows {
+			// Groups where the program fails the same way share a line.
+			var same [][]*kernelGroup
+			for _, g := range groups {
+				p, ok := g.verdict[id]
+				if !ok {
+					continue
+				}
+				i := slices.IndexFunc(same, func(gs []*kernelGroup) bool {
+					q := gs[0].verdict[id]
+					return q.Verdict == p.Verdict && slices.Equal(q.Reasons, p.Reasons)
+				})
+				if i < 0 {
+					same = append(same, nil)
+					i = len(same) - 1
+				}
+				same[i] = append(same[i], g)
+			}
+			for _, gs := range same {
+				labels := make([]string, len(gs))
+				for i, g := range gs {
+					labels[i] = g.label
+				}
+				p := gs[0].verdict[id]
+				fmt.Fprintf(w, "  %s %s on %s: %s\n", id[0], id[1], strings.Join(labels, ", "), p.Verdict)
+				for _, reason := range p.Reasons {
+					fmt.Fprintf(w, "      %s\n", reason)
+				}
+			}
+		}
+	}
+	if verbose {
+		r.writeGuarded(w)
+	}
+	return nil
+}
+
+// writeGuarded lists the poisoned instructions no path reaches, with the
+// kernels where they are poisoned.
+func (r *Report) writeGuarded(w io.Writer) {
+	type miss struct{ object, program, what string }
+	var misses []miss
+	on := map[miss][]string{}
+	for _, k := range r.Kernels {
+		for _, p := range k.Programs {
+			for _, g := range p.Guarded {
+				m := miss{p.Object, p.Program, g}
+				if on[m] == nil {
+					misses = append(misses, m)
+				}
+				on[m] = append(on[m], k.key())
+			}
+		}
+	}
+	if len(misses) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nGuarded misses (poisoned, but no path reaches them):")
+	for _, m := range misses {
+		fmt.Fprintf(w, "  %s %s: %s, on %d/%d kernels (%s)\n", m.object, m.program, m.what, len(on[m]), len(r.Kernels), abbreviate(on[m], 4))
+	}
+}

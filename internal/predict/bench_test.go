@@ -1,0 +1,37 @@
+package predict
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// BenchmarkCollection predicts every program of the testdata objects on
+// one kernel, as the generator does per kernel.
+func BenchmarkCollection(b *testing.B) {
+	paths, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*-el.o"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var colls []*ebpf.CollectionSpec
+	for _, p := range paths {
+		coll, err := ebpf.LoadCollectionSpec(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		colls = append(colls, coll)
+	}
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	targets := []*btf.Spec{kernelSpec(b, k)}
+	opts := &Options{Release: k.Release}
+	b.ResetTimer()
+	for b.Loop() {
+		for i, coll := range colls {
+			Collection(paths[i], coll, k.Name, targets, opts)
+		}
+	}
+}

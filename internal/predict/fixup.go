@@ -1,0 +1,94 @@
+package predict
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+)
+
+// relocate applies the fixups cilium/ebpf computes for targets to a copy
+// of the program's instructions, as its loader does (linker.go,
+// applyRelocations): one btf.CORERelocate call for all the program's
+// relocations, then COREFixup.Apply on each instruction. It returns the
+// relocated instructions and, for each poisoned instruction, its
+// relocation described by name. An error is what cilium/ebpf's loader
+// would fail with.
+func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm.Instructions, map[int]string, error) {
+	insns := prog.Copy().Instructions
+	var relos []*btf.CORERelocation
+	var at []int
+	for i := range insns {
+		if relo := btf.CORERelocationMetadata(&insns[i]); relo != nil {
+			relos = append(relos, relo)
+			at = append(at, i)
+		}
+	}
+	poisoned := map[int]string{}
+	if len(relos) == 0 {
+		return insns, poisoned, nil
+	}
+	bo := prog.ByteOrder
+	if bo == nil {
+		bo = binary.NativeEndian // as cilium/ebpf's loader does
+	}
+	var b btf.Builder
+	fixups, err := btf.CORERelocate(relos, targets, bo, b.Add)
+	if err != nil {
+		return nil, nil, relocationErrors(relos, targets, bo, err)
+	}
+	for i, f := range fixups {
+		if err := f.Apply(&insns[at[i]]); err != nil {
+			return nil, nil, fmt.Errorf("fixup for %s: %w", describe(relos[i], local), err)
+		}
+		if isPoison(&insns[at[i]]) {
+			poisoned[at[i]] = describe(relos[i], local)
+		}
+	}
+	return insns, poisoned, nil
+}
+
+// relocationErrors names every local type whose relocations cilium/ebpf
+// refuses. CORERelocate stops at the first, and which one is first
+// depends on map order (it relocates per local type); relocating each
+// local type's relocations alone, in type ID order, gives every error,
+// in the same order on every run.
+func relocationErrors(relos []*btf.CORERelocation, targets []*btf.Spec, bo binary.ByteOrder, first error) error {
+	byType := map[uint64][]*btf.CORERelocation{}
+	for _, r := range relos {
+		id := uint64(0)
+		if m := reloString.FindStringSubmatch(r.String()); m != nil {
+			id, _ = strconv.ParseUint(m[3], 10, 32)
+		}
+		byType[id] = append(byType[id], r)
+	}
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(byType)) {
+		var b btf.Builder
+		if _, err := btf.CORERelocate(byType[id], targets, bo, b.Add); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return first
+	}
+	return errors.Join(errs...)
+}
+
+// isPoison recognizes the two instructions COREFixup.Apply writes in
+// place of one it cannot relocate.
+func isPoison(ins *asm.Instruction) bool {
+	if ins.Constant != btf.COREBadRelocationSentinel {
+		return false
+	}
+	if ins.OpCode.IsDWordLoad() {
+		return ins.Dst == asm.R10 && ins.Src == asm.R0
+	}
+	return ins.IsBuiltinCall()
+}

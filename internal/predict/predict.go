@@ -1,0 +1,126 @@
+package predict
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+)
+
+// Options says which kernel the prediction is for.
+type Options struct {
+	// Release is the release of the kernel whose verifier loads the
+	// programs ("6.1.0-47-amd64"): older verifiers decide fewer jumps,
+	// keep fewer spilled constants and verify global functions
+	// differently. Empty or unparsable: the most cautious assumptions,
+	// which give Unknown more often.
+	Release string
+}
+
+// Collection predicts every program of an object (coll, as read by
+// ebpf.LoadCollectionSpec) on one kernel, whose BTF is targets: vmlinux
+// first, then modules, as cilium/ebpf takes ProgramOptions.KernelTypes
+// and ExtraRelocationTargets. object and kernel name the object and the
+// kernel in the predictions, which come sorted by program name.
+func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
+	if opts == nil {
+		opts = &Options{}
+	}
+	m := modelFor(opts.Release)
+	var out []Prediction
+	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
+		p := Prediction{Object: object, Program: name, Kernel: kernel}
+		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, m)
+		out = append(out, p)
+	}
+	return out
+}
+
+// program predicts one program.
+func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, m model) (Verdict, []string, []string) {
+	insns, poison, err := relocate(prog, local, targets)
+	if err != nil {
+		var reasons []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
+		}
+		return Fails, reasons, nil
+	}
+	return judge(insns, prog.Instructions, poison, m)
+}
+
+// judge walks relocated instructions and says which poisoned ones the
+// verifier reaches; source is the program before relocation, whose line
+// info the poisoned instructions lost.
+func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verdict, []string, []string) {
+	if len(poison) == 0 {
+		return Loads, nil, nil
+	}
+	w := newWalker(insns, poison, m)
+	w.run()
+
+	var fails, unsure, guarded []string
+	for _, pc := range slices.Sorted(maps.Keys(poison)) {
+		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(source, pc))
+		why, reached := w.hits[pc]
+		switch {
+		case !reached:
+			guarded = append(guarded, what)
+		case why == -1:
+			fails = append(fails, "reachable: "+what)
+		default:
+			unsure = append(unsure, "maybe reachable: "+what+": "+w.why[why])
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return Fails, fails, guarded
+	case len(w.giveUp) > 0:
+		// What the walk did not reach before giving up is not known
+		// to be guarded.
+		return Unknown, append(w.giveUp, unsure...), nil
+	case len(unsure) > 0:
+		return Unknown, unsure, guarded
+	}
+	return Loads, nil, guarded
+}
+
+// function names the function holding pc when it is not the program's
+// entry function.
+func (w *walker) function(pc int) string {
+	for i := pc; i > 0; i-- {
+		if sym := w.insns[i].Symbol(); sym != "" {
+			return " in " + sym
+		}
+	}
+	return ""
+}
+
+// trimSource shortens a line of C for a reason.
+func trimSource(line string) string {
+	line = strings.Join(strings.Fields(line), " ")
+	if len(line) > 80 {
+		line = line[:77] + "..."
+	}
+	return line
+}
+
+// Objects is Collection for BPF object files, each read with
+// ebpf.LoadCollectionSpec and named by its path: the predictions for one
+// kernel, in a form a harness that loads the same objects on that kernel
+// compares its verdicts with.
+func Objects(paths []string, kernel string, targets []*btf.Spec, opts *Options) ([]Prediction, error) {
+	var out []Prediction
+	for _, path := range paths {
+		coll, err := ebpf.LoadCollectionSpec(path)
+		if err != nil {
+			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", path, err)
+		}
+		out = append(out, Collection(path, coll, kernel, targets, opts)...)
+	}
+	return out, nil
+}
