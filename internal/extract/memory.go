@@ -30,8 +30,10 @@ const (
 	// while it is copied into one piece.
 	memoryBudget = 2 * MaxImage
 	// chunkSize is the unit in which decompressed bytes are collected
-	// and charged to the budget.
-	chunkSize = 4 << 20
+	// and charged to the budget; a stream's first chunks are smaller
+	// (firstChunk, growing fourfold), so a small module costs little.
+	chunkSize  = 4 << 20
+	firstChunk = 64 << 10
 )
 
 // ErrTooLarge is wrapped by the errors for an input that decompresses, or
@@ -123,26 +125,26 @@ func (l *lease) release(n int64) {
 // close gives back everything the lease holds.
 func (l *lease) close() { l.release(l.held) }
 
-// freeChunks holds chunks no reader uses, for the next: chunks are made
-// only when none is free, and only after the budget granted them, so
-// there are never more than memoryBudget/chunkSize of them, and a bomb
+// freeChunks holds full-size chunks no reader uses, for the next: a bomb
 // that fails leaves reusable chunks rather than garbage that the next
-// readers' fresh allocations would pile onto before a collection.
-var freeChunks = make(chan []byte, memoryBudget/chunkSize)
+// readers' fresh allocations would pile onto before a collection. A pool,
+// so that a run done with big inputs does not keep their chunks.
+var freeChunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
-func getChunk() []byte {
-	select {
-	case c := <-freeChunks:
-		return c
-	default:
-		return make([]byte, chunkSize)
+// getChunk returns a chunk of size bytes: a pooled one for chunkSize, a
+// new one otherwise.
+func getChunk(size int64) []byte {
+	if size == chunkSize {
+		return freeChunks.Get().(*[chunkSize]byte)[:]
 	}
+	return make([]byte, size)
 }
 
+// putChunk keeps a full-size chunk for the next reader; smaller ones are
+// left to the collector.
 func putChunk(c []byte) {
-	select {
-	case freeChunks <- c:
-	default:
+	if len(c) == chunkSize {
+		freeChunks.Put((*[chunkSize]byte)(c))
 	}
 }
 
@@ -190,7 +192,7 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 	// so no reader makes a new chunk while a free one is on its way.
 	putChunks := func() {
 		for _, c := range chunks {
-			putChunk(c[:chunkSize])
+			putChunk(c[:cap(c)])
 		}
 		chunks = nil
 	}
@@ -200,11 +202,13 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 			l.close()
 		}
 	}()
+	size := int64(firstChunk)
 	for {
-		if err := l.acquire(chunkSize); err != nil {
+		if err := l.acquire(size); err != nil {
 			return nil, nil, err
 		}
-		c := getChunk()
+		c := getChunk(size)
+		size = min(4*size, chunkSize)
 		n, err := fill(r, c)
 		total += int64(n)
 		chunks = append(chunks, c[:n])
@@ -225,10 +229,11 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 		}
 	}
 	data = make([]byte, 0, total)
+	var n int64 // the chunks' charge
 	for _, c := range chunks {
 		data = append(data, c...)
+		n += int64(cap(c))
 	}
-	n := int64(len(chunks)) * chunkSize
 	if len(chunks) == 1 {
 		n -= total // the chunk's charge now stands for data
 	}
