@@ -70,10 +70,7 @@ const bigObject = "../testdata/objects/big/big-el.o"
 // minimized BTF.
 func BenchmarkMinimizeBig(b *testing.B) {
 	for _, k := range kernels(b) {
-		data, err := k.load()
-		if err != nil {
-			b.Fatal(err)
-		}
+		data := k.raw
 		b.Run(k.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

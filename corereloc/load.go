@@ -92,6 +92,11 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ELF: %w", err)
 	}
+	if f.Machine != elf.EM_BPF {
+		// A kernel, a library or a host program given by mistake would
+		// otherwise load as an object without relocations.
+		return nil, fmt.Errorf("not a BPF object: ELF machine %v, want EM_BPF", f.Machine)
+	}
 	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
 
 	size := int64(-1)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/dave/jennifer/jen"
 	"golang.org/x/tools/imports"
@@ -68,6 +69,11 @@ func Emit(w io.Writer, args EmitArgs) error {
 	lower := strings.ToLower(ident[:1]) + ident[1:]
 	payloadVar, assetsVar := lower+"Payload", lower+"Assets"
 
+	if strings.ContainsFunc(args.Command, unicode.IsControl) {
+		// jennifer writes a header comment with a line break as a block
+		// comment, which a "*/" in it would end: one line comments only.
+		return fmt.Errorf("command %q holds a control character", args.Command)
+	}
 	f := jen.NewFile(args.Package)
 	f.HeaderComment(GeneratedHeader)
 	if args.Command != "" {

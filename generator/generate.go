@@ -51,6 +51,9 @@ type Result struct {
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
+	// Warnings are problems that did not stop the run, one line each
+	// (an object without CO-RE relocations).
+	Warnings []string
 
 	entries []encode.Entry // sorted by key, as in Payload
 }
@@ -69,6 +72,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 	if len(args.Corpus) == 0 {
 		return nil, errors.New("no corpus given")
+	}
+	if err := args.check(); err != nil {
+		return nil, err
 	}
 	all, err := loadObjects(args.Objects)
 	if err != nil {
@@ -126,7 +132,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		})
 	}
 
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels, Found: progress.Total}
+	removed := filterCount{}
+	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
+		Found: progress.Total, Filtered: removed.add}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
@@ -156,7 +164,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, readErr
 	}
 	if len(results) == 0 {
-		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
+		return nil, noKernels(args, arches, removed, len(skipped))
 	}
 
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
@@ -177,6 +185,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, err
 	}
 	report.Duration = time.Since(start)
+	res.Warnings = objectWarnings(all)
 	return res, nil
 }
 

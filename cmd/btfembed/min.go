@@ -58,11 +58,16 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
+	for _, o := range objs {
+		if len(o.Relocations) == 0 {
+			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path)
+		}
+	}
 	var targets []*corereloc.Target
 	if *base != "" {
 		b, err := readTarget(*base, nil)
 		if err != nil {
-			return fmt.Errorf("min: %w", err)
+			return fmt.Errorf("min: base: %w", err)
 		}
 		targets = append(targets, b)
 	}
@@ -71,7 +76,9 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		split = targets[0]
 	}
 	k, err := readTarget(kernelPath, split)
-	if err != nil {
+	if err != nil && *base != "" {
+		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, *base)
+	} else if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
 	targets = append(targets, k)
@@ -94,10 +101,17 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if *base == "" {
 		return atomicfile.WriteFile(outPath, vmlinux)
 	}
-	if err := atomicfile.WriteFile(outPath+".base", vmlinux); err != nil {
+	// Both files or neither: a split BTF beside a base it does not fit is
+	// worse than no output.
+	var out atomicfile.Set
+	defer out.Abort()
+	if err := out.AddBytes(outPath+".base", vmlinux); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(outPath, modules[0])
+	if err := out.AddBytes(outPath, modules[0]); err != nil {
+		return err
+	}
+	return out.Commit()
 }
 
 // readBTF reads the BTF of a file in any form package corpus reads and

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -54,7 +53,7 @@ func BenchmarkRead(b *testing.B) {
 				// conditions, for its share of the end-to-end time.
 				t = time.Now()
 				for _, f := range files {
-					if _, err := extract.Decompress(f, extract.FormatXZ, 0); err != nil {
+					if _, err := decompressXZ(f); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -84,7 +83,7 @@ func BenchmarkXZ(b *testing.B) {
 	for b.Loop() {
 		for _, f := range files {
 			cpu0 := processCPU(b)
-			if _, err := extract.Decompress(f, extract.FormatXZ, 0); err != nil {
+			if _, err := decompressXZ(f); err != nil {
 				b.Fatal(err)
 			}
 			goCPU += processCPU(b) - cpu0

@@ -198,9 +198,19 @@ func hubFile(tb testing.TB, k kernelkey.Key) []byte {
 
 // unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
 func unxzNoTB(data []byte) []byte {
-	b, err := extract.Decompress(data, extract.FormatXZ, 0)
+	b, err := decompressXZ(data)
 	if err != nil {
 		panic(err)
 	}
 	return b
+}
+
+// decompressXZ decompresses xz under the image cap and gives the bytes
+// back to the memory budget at once.
+func decompressXZ(data []byte) ([]byte, error) {
+	b, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
+	if err == nil {
+		release()
+	}
+	return b, err
 }

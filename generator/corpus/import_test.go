@@ -256,7 +256,9 @@ func TestWriteKernel(t *testing.T) {
 	}
 
 	// A second write with fewer modules replaces the modules directory whole.
-	if err := writeModules(ModulesPath(out, k.Key), k.Modules[:1]); err != nil {
+	fewer := *k
+	fewer.Modules = k.Modules[:1]
+	if _, err := WriteKernel(out, &fewer); err != nil {
 		t.Fatal(err)
 	}
 	if back := readBack(t, out)[k.Key]; len(back.Modules) != 1 {

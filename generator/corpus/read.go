@@ -38,6 +38,10 @@ type Options struct {
 	// entries the walk found and the filters kept, before any is read, so
 	// a caller can show progress against a total.
 	Found func(entries int)
+	// Filtered, if set, is called for every kernel a filter removes, with
+	// the filter's name ("arch", "release" or "distro"), so a caller can
+	// say which filter left nothing.
+	Filtered func(path string, k kernelkey.Key, filter string)
 }
 
 func (o *Options) workers() int {
@@ -49,22 +53,38 @@ func (o *Options) workers() int {
 
 // keep tells whether a key passes the filters; parts of the key still
 // unknown pass, to be checked again once the file is read.
-func (o *Options) keep(k kernelkey.Key) bool {
+func (o *Options) keep(k kernelkey.Key) bool { return o.drop(k) == "" }
+
+// drop names the filter that removes a key, or returns "".
+func (o *Options) drop(k kernelkey.Key) string {
 	if o == nil {
-		return true
+		return ""
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
 		n, ok := kernelkey.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
-		return false
+		return "arch"
 	}
 	if o.Release != "" && k.Release != "" {
 		if ok, err := path.Match(o.Release, k.Release); err != nil || !ok {
-			return false
+			return "release"
 		}
 	}
-	return o.Distro == "" || k.Distro == "" || strings.EqualFold(o.Distro, k.Distro)
+	if o.Distro != "" && k.Distro != "" && !strings.EqualFold(o.Distro, k.Distro) {
+		return "distro"
+	}
+	return ""
+}
+
+// filter tells whether a kernel passes the filters, and reports it to
+// Options.Filtered when it does not.
+func (o *Options) filter(p string, k kernelkey.Key) bool {
+	f := o.drop(k)
+	if f != "" && o.Filtered != nil {
+		o.Filtered(p, k, f)
+	}
+	return f == ""
 }
 
 // Read walks the roots (directories or single files) and yields their
@@ -81,7 +101,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 	return func(yield func(*Kernel, error) bool) {
 		var entries []entry
 		for _, e := range walkCorpus(roots) {
-			if e.err != nil || opts.keep(e.key) {
+			if e.err != nil || opts.filter(e.path, e.key) {
 				entries = append(entries, e)
 			}
 		}
@@ -136,7 +156,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 					return
 				}
 			}
-			if r.k == nil || !opts.keep(r.k.Key) {
+			if r.k == nil || !opts.filter(r.k.Path, r.k.Key) {
 				continue
 			}
 			if prev, dup := seen[r.k.Key]; dup {
@@ -205,6 +225,9 @@ func readKernelFile(e entry) (*Kernel, error) {
 	if k.target, err = corereloc.NewTarget(k.VMLinux, nil); err != nil {
 		return nil, fmt.Errorf("parse BTF: %w", err)
 	}
+	if err := k.checkNames(); err != nil {
+		return nil, err
+	}
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
 	}
@@ -214,12 +237,14 @@ func readKernelFile(e entry) (*Kernel, error) {
 // readRawBTF reads raw BTF, compressed as the file name's extension says.
 func readRawBTF(name string, data []byte) ([]byte, error) {
 	if format := extract.FormatFromExt(name); format != extract.FormatNone {
-		var err error
-		if data, err = extract.Decompress(data, format, 0); err != nil {
+		inner, release, err := extract.Decompress(data, format, extract.MaxImage)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
+		data = inner
 	}
-	return extract.WholeBTF(data)
+	return extract.RawBTFFile(data)
 }
 
 // completeKey fills the parts of a key the path did not give from what the

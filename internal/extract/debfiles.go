@@ -55,11 +55,13 @@ func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(st
 		if h.Typeflag != tar.TypeReg || !want(p) {
 			continue
 		}
-		b, err := readMember(tr, h)
+		b, release, err := readMember(tr, h)
 		if err != nil {
 			return err
 		}
-		if err := fn(p, b); err != nil {
+		err = fn(p, b)
+		release()
+		if err != nil {
 			return err
 		}
 	}
