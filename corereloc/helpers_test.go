@@ -6,77 +6,40 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/kerneltest/kernelspec"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// kernel is one real kernel BTF of the test corpus.
+// kernel is one real kernel BTF of the test corpus, parsed on first use.
 type kernel struct {
-	name  string
-	load  func() ([]byte, error)
-	specs func() (*kernelBTF, error)
+	name string
+	raw  []byte
 }
-
-// kernelBTF is a kernel's BTF parsed by rawbtf and by cilium/ebpf.
-type kernelBTF struct {
-	raw  *rawbtf.Spec
-	full *btf.Spec
-}
-
-func newKernel(name string, load func() ([]byte, error)) kernel {
-	load = sync.OnceValues(load)
-	return kernel{name, load, sync.OnceValues(func() (*kernelBTF, error) {
-		data, err := load()
-		if err != nil {
-			return nil, err
-		}
-		raw, err := rawbtf.Parse(data, nil)
-		if err != nil {
-			return nil, err
-		}
-		full, err := btf.LoadSpecFromReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, err
-		}
-		return &kernelBTF{raw, full}, nil
-	})}
-}
-
-// kernelCache holds each kernel's parsed specs, so every test of the
-// binary parses a kernel once.
-var kernelCache sync.Map // name -> kernel
 
 // kernels lists the testdata kernels and, where the machine has one, the
 // running kernel's BTF, named by release ("running" for the latter).
 func kernels(tb testing.TB) []kernel {
 	tb.Helper()
 	var ks []kernel
-	add := func(name string, raw []byte) {
-		k, _ := kernelCache.LoadOrStore(name, newKernel(name, func() ([]byte, error) { return raw, nil }))
-		ks = append(ks, k.(kernel))
-	}
 	for _, k := range kerneltest.Corpus(tb) {
-		add(k.Release, k.BTF)
+		ks = append(ks, kernel{k.Release, k.BTF})
 	}
 	if raw, err := kerneltest.RunningBTF(); err == nil {
-		add("running", raw)
+		ks = append(ks, kernel{"running", raw})
 	}
 	return ks
 }
 
 func kernelSpecs(tb testing.TB, k kernel) (*rawbtf.Spec, *btf.Spec) {
 	tb.Helper()
-	s, err := k.specs()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s.raw, s.full
+	s := kernelspec.Must(tb, k.name, k.raw)
+	return s.Raw, s.Spec
 }
 
 // testObjects are the project's compiled test objects.

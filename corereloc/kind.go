@@ -1,53 +1,44 @@
 package corereloc
 
-import "fmt"
+//go:generate go tool stringer -type Kind -linecomment
 
 // Kind is the kind of a CO-RE relocation, numbered as in the kernel's
 // enum bpf_core_relo_kind (include/uapi/linux/bpf.h) and in .BTF.ext.
 type Kind uint32
 
-// The relocation kinds.
+// The relocation kinds. Their String is libbpf's name for them
+// (core_relo_kind_str in tools/lib/bpf/relo_core.c).
 const (
-	FieldByteOffset Kind = iota // bpf_core_field_offset, BPF_CORE_READ
-	FieldByteSize               // bpf_core_field_size
-	FieldExists                 // bpf_core_field_exists
-	FieldSigned                 // signedness of a field (BPF_CORE_READ_BITFIELD)
-	FieldLShiftU64              // bitfield left shift (BPF_CORE_READ_BITFIELD)
-	FieldRShiftU64              // bitfield right shift (BPF_CORE_READ_BITFIELD)
-	TypeIDLocal                 // bpf_core_type_id_local
-	TypeIDTarget                // bpf_core_type_id_kernel
-	TypeExists                  // bpf_core_type_exists
-	TypeSize                    // bpf_core_type_size
-	EnumvalExists               // bpf_core_enum_value_exists
-	EnumvalValue                // bpf_core_enum_value
-	TypeMatches                 // bpf_core_type_matches
-	numKinds
+	// FieldByteOffset: bpf_core_field_offset, BPF_CORE_READ.
+	FieldByteOffset Kind = iota // byte_off
+	// FieldByteSize: bpf_core_field_size.
+	FieldByteSize // byte_sz
+	// FieldExists: bpf_core_field_exists.
+	FieldExists // field_exists
+	// FieldSigned: signedness of a field (BPF_CORE_READ_BITFIELD).
+	FieldSigned // signed
+	// FieldLShiftU64: bitfield left shift (BPF_CORE_READ_BITFIELD).
+	FieldLShiftU64 // lshift_u64
+	// FieldRShiftU64: bitfield right shift (BPF_CORE_READ_BITFIELD).
+	FieldRShiftU64 // rshift_u64
+	// TypeIDLocal: bpf_core_type_id_local.
+	TypeIDLocal // local_type_id
+	// TypeIDTarget: bpf_core_type_id_kernel.
+	TypeIDTarget // target_type_id
+	// TypeExists: bpf_core_type_exists.
+	TypeExists // type_exists
+	// TypeSize: bpf_core_type_size.
+	TypeSize // type_size
+	// EnumvalExists: bpf_core_enum_value_exists.
+	EnumvalExists // enumval_exists
+	// EnumvalValue: bpf_core_enum_value.
+	EnumvalValue // enumval_value
+	// TypeMatches: bpf_core_type_matches.
+	TypeMatches // type_matches
 )
 
-// kindNames are libbpf's names for the kinds (core_relo_kind_str in
-// tools/lib/bpf/relo_core.c).
-var kindNames = [numKinds]string{
-	FieldByteOffset: "byte_off",
-	FieldByteSize:   "byte_sz",
-	FieldExists:     "field_exists",
-	FieldSigned:     "signed",
-	FieldLShiftU64:  "lshift_u64",
-	FieldRShiftU64:  "rshift_u64",
-	TypeIDLocal:     "local_type_id",
-	TypeIDTarget:    "target_type_id",
-	TypeExists:      "type_exists",
-	TypeSize:        "type_size",
-	EnumvalExists:   "enumval_exists",
-	EnumvalValue:    "enumval_value",
-	TypeMatches:     "type_matches",
-}
-
-func (k Kind) String() string {
-	if k < numKinds {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("unknown (%d)", uint32(k))
-}
+// numKinds is the number of known kinds.
+const numKinds = TypeMatches + 1
 
 // valid reports whether k is one of the 13 known kinds.
 func (k Kind) valid() bool { return k < numKinds }

@@ -34,10 +34,7 @@ func TestLibbpfAgrees(t *testing.T) {
 	objs = append(objs, "../examples/execsnoop/bpf_x86_bpfel.o", "../examples/execsnoop/bpf_arm64_bpfel.o")
 	for _, k := range kernels(t) {
 		t.Run(k.name, func(t *testing.T) {
-			data, err := k.load()
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := k.raw
 			raw, _ := kernelSpecs(t, k)
 			full := filepath.Join(t.TempDir(), "full.btf")
 			if err := os.WriteFile(full, data, 0o644); err != nil {
@@ -117,10 +114,7 @@ func TestLibbpfDiffCatches(t *testing.T) {
 		if j < 0 {
 			t.Fatalf("no testdata kernel %s", name)
 		}
-		data, err := ks[j].load()
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := ks[j].raw
 		paths[i] = filepath.Join(t.TempDir(), name+".btf")
 		if err := os.WriteFile(paths[i], data, 0o644); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package corereloc
 
 import (
+	"bytes"
 	"cmp"
 	"debug/elf"
 	"encoding/binary"
@@ -91,6 +92,11 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ELF: %w", err)
 	}
+	if f.Machine != elf.EM_BPF {
+		// A kernel, a library or a host program given by mistake would
+		// otherwise load as an object without relocations.
+		return nil, fmt.Errorf("not a BPF object: ELF machine %v, want EM_BPF", f.Machine)
+	}
 	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
 
 	size := int64(-1)
@@ -101,19 +107,23 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 			size = fi.Size()
 		}
 	}
-	btfData, err := sectionData(f, ".BTF", size)
+	btfSec, err := section(f, ".BTF", size)
 	if err != nil {
 		return nil, err
 	}
-	extData, err := sectionData(f, ".BTF.ext", size)
+	extSec, err := section(f, ".BTF.ext", size)
 	if err != nil {
 		return nil, err
 	}
-	if btfData == nil {
-		if extData != nil {
+	if btfSec == nil {
+		if extSec != nil {
 			return nil, errors.New("section .BTF.ext without .BTF")
 		}
 		return obj, nil
+	}
+	btfData, err := btfSec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("section .BTF: %w", err)
 	}
 	obj.btf, err = rawbtf.Parse(btfData, nil)
 	if err != nil {
@@ -122,10 +132,10 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	if obj.btf.ByteOrder() != f.ByteOrder {
 		return nil, fmt.Errorf("section .BTF: byte order %v differs from the ELF's %v", obj.btf.ByteOrder(), f.ByteOrder)
 	}
-	if extData == nil {
+	if extSec == nil {
 		return obj, nil
 	}
-	obj.Relocations, err = parseBTFExt(name, extData, f.ByteOrder, obj.btf)
+	obj.Relocations, err = parseBTFExt(name, extSec, f.ByteOrder, obj.btf)
 	if err != nil {
 		return nil, fmt.Errorf("section .BTF.ext: %w", err)
 	}
@@ -176,9 +186,9 @@ func functions(f *elf.File) (map[string][]funcSym, error) {
 	return out, nil
 }
 
-// sectionData returns the contents of the named section, nil if absent.
+// section returns the named section, nil if absent, checking it has data.
 // fileSize, if not negative, bounds the section.
-func sectionData(f *elf.File, name string, fileSize int64) ([]byte, error) {
+func section(f *elf.File, name string, fileSize int64) (*elf.Section, error) {
 	sec := f.Section(name)
 	if sec == nil {
 		return nil, nil
@@ -189,11 +199,7 @@ func sectionData(f *elf.File, name string, fileSize int64) ([]byte, error) {
 	if fileSize >= 0 && (sec.Offset > uint64(fileSize) || sec.Size > uint64(fileSize)-sec.Offset) {
 		return nil, fmt.Errorf("section %s: offset %d size %d beyond the file's %d bytes", name, sec.Offset, sec.Size, fileSize)
 	}
-	data, err := sec.Data()
-	if err != nil {
-		return nil, fmt.Errorf("section %s: %w", name, err)
-	}
-	return data, nil
+	return sec, nil
 }
 
 // .BTF.ext layout (struct btf_ext_header in tools/lib/bpf/libbpf_internal.h):
@@ -206,7 +212,23 @@ const (
 	coreReloSize     = 16 // struct bpf_core_relo: insn_off, type_id, access_str_off, kind
 )
 
-func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
+// parseBTFExt reads the CO-RE relocations of section .BTF.ext. It reads
+// the header and the core_relo subsection only: func_info and line_info,
+// most of the section in big objects, are not needed.
+func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
+	r, ok := sec.Open().(io.ReaderAt)
+	if !ok { // a compressed section
+		data, err := sec.Data()
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(data)
+	}
+	secLen := sec.Size
+	data := make([]byte, min(secLen, extHeaderCORELen))
+	if _, err := r.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("offset 0: header: %w", err)
+	}
 	if len(data) < extHeaderMinLen {
 		return nil, fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
 	}
@@ -220,8 +242,8 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 		return nil, fmt.Errorf("offset 3: unsupported flags %#x", fl)
 	}
 	hdrLen := bo.Uint32(data[4:])
-	if hdrLen < extHeaderMinLen || uint64(hdrLen) > uint64(len(data)) {
-		return nil, fmt.Errorf("offset 4: header length %d out of range [%d, %d]", hdrLen, extHeaderMinLen, len(data))
+	if hdrLen < extHeaderMinLen || uint64(hdrLen) > secLen {
+		return nil, fmt.Errorf("offset 4: header length %d out of range [%d, %d]", hdrLen, extHeaderMinLen, secLen)
 	}
 	if hdrLen < extHeaderCORELen {
 		return nil, nil // written before CO-RE relocations existed
@@ -232,10 +254,13 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 	}
 	start := uint64(hdrLen) + uint64(off)
 	end := start + uint64(size)
-	if end > uint64(len(data)) {
-		return nil, fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, len(data))
+	if end > secLen {
+		return nil, fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, secLen)
 	}
-	sub := data[start:end]
+	sub := make([]byte, size)
+	if _, err := r.ReadAt(sub, int64(start)); err != nil {
+		return nil, fmt.Errorf("offset %d: core_relo: %w", start, err)
+	}
 	pos := func(p int) uint64 { return start + uint64(p) }
 
 	if len(sub) < 4 {
@@ -244,11 +269,28 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 	if rs := bo.Uint32(sub); rs != coreReloSize {
 		return nil, fmt.Errorf("offset %d: core_relo record size %d, want %d", pos(0), rs, coreReloSize)
 	}
-	var relos []Relocation
+	// Count first: big objects have tens of thousands of relocations, and
+	// growing the slice would allocate several times their size.
+	total := uint64(0)
 	for p := 4; p < len(sub); {
 		if len(sub)-p < 8 {
 			return nil, fmt.Errorf("offset %d: core_relo section header: %w", pos(p), io.ErrUnexpectedEOF)
 		}
+		n := uint64(bo.Uint32(sub[p+4:]))
+		p += 8
+		if n*coreReloSize > uint64(len(sub)-p) {
+			return nil, fmt.Errorf("offset %d: %d records: %w", pos(p), n, io.ErrUnexpectedEOF)
+		}
+		total += n
+		p += int(n * coreReloSize)
+	}
+	relos := make([]Relocation, 0, total)
+	// The same access and type recur in many programs: parse each access
+	// string and look up each type's name once.
+	accessors := make(map[uint32]parsedAccess)
+	typeNames := make(map[btf.TypeID]string)
+	var order []int32
+	for p := 4; p < len(sub); {
 		secName, err := spec.String(bo.Uint32(sub[p:]))
 		if err != nil {
 			return nil, fmt.Errorf("offset %d: section name: %w", pos(p), err)
@@ -256,27 +298,41 @@ func parseBTFExt(name string, data []byte, bo binary.ByteOrder, spec *rawbtf.Spe
 		if secName == "" {
 			return nil, fmt.Errorf("offset %d: empty section name", pos(p))
 		}
-		n := uint64(bo.Uint32(sub[p+4:]))
+		n := int(bo.Uint32(sub[p+4:]))
 		p += 8
-		if n*coreReloSize > uint64(len(sub)-p) {
-			return nil, fmt.Errorf("offset %d: section %s: %d records: %w", pos(p), secName, n, io.ErrUnexpectedEOF)
+		// clang does not write them in instruction order: sort the
+		// records, smaller than the relocations made of them.
+		recs := sub[p : p+n*coreReloSize]
+		order = order[:0]
+		for i := range n {
+			order = append(order, int32(i))
 		}
-		first := len(relos)
-		for range n {
-			r, err := parseRelo(name, secName, sub[p:p+coreReloSize], bo, spec)
+		slices.SortStableFunc(order, func(a, b int32) int {
+			return cmp.Compare(bo.Uint32(recs[a*coreReloSize:]), bo.Uint32(recs[b*coreReloSize:]))
+		})
+		for _, i := range order {
+			at := int(i) * coreReloSize
+			r, err := parseRelo(name, secName, recs[at:at+coreReloSize], bo, spec, accessors, typeNames)
 			if err != nil {
-				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p), secName, err)
+				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
 			}
 			relos = append(relos, r)
-			p += coreReloSize
 		}
-		// clang does not write them in instruction order.
-		slices.SortStableFunc(relos[first:], func(a, b Relocation) int { return cmp.Compare(a.InsnOff, b.InsnOff) })
+		p += n * coreReloSize
 	}
 	return relos, nil
 }
 
-func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec) (Relocation, error) {
+// parsedAccess is an access string and its parsed indices.
+type parsedAccess struct {
+	s   string
+	acc []int
+}
+
+// parseRelo reads one bpf_core_relo record. accessors caches access
+// strings by offset, relocations share the cached indices, read-only;
+// typeNames caches local type names.
+func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec, accessors map[uint32]parsedAccess, typeNames map[btf.TypeID]string) (Relocation, error) {
 	r := Relocation{
 		Object:  obj,
 		Section: sec,
@@ -290,19 +346,30 @@ func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec
 	if r.InsnOff%8 != 0 {
 		return r, fmt.Errorf("instruction offset %d not a multiple of 8", r.InsnOff)
 	}
-	t, err := spec.Type(r.TypeID)
-	if err != nil {
-		return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
+	var ok bool
+	if r.TypeName, ok = typeNames[r.TypeID]; !ok {
+		t, err := spec.Type(rawbtf.TypeID(r.TypeID))
+		if err != nil {
+			return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
+		}
+		r.TypeName = t.Name
+		typeNames[r.TypeID] = t.Name
 	}
-	r.TypeName = t.Name
-	r.Access, err = spec.String(bo.Uint32(b[8:]))
-	if err != nil {
-		return r, fmt.Errorf("instruction %d: access string: %w", r.InsnOff, err)
+	off := bo.Uint32(b[8:])
+	a, ok := accessors[off]
+	if !ok {
+		var err error
+		a.s, err = spec.String(off)
+		if err != nil {
+			return r, fmt.Errorf("instruction %d: access string: %w", r.InsnOff, err)
+		}
+		a.acc, err = parseAccessor(a.s)
+		if err != nil {
+			return r, fmt.Errorf("instruction %d: %w", r.InsnOff, err)
+		}
+		accessors[off] = a
 	}
-	r.accessor, err = parseAccessor(r.Access)
-	if err != nil {
-		return r, fmt.Errorf("instruction %d: %w", r.InsnOff, err)
-	}
+	r.Access, r.accessor = a.s, a.acc
 	return r, nil
 }
 

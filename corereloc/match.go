@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -14,36 +15,24 @@ import (
 // disagree.
 var ErrAmbiguous = errors.New("ambiguous relocation")
 
+//go:generate go tool stringer -type Status -linecomment
+
 // Status is what a relocation comes to on a kernel.
 type Status uint8
 
 const (
 	// Resolved: a candidate fits; Local and Target hold the fixup.
-	Resolved Status = iota
+	Resolved Status = iota // resolved
 	// Missing: no candidate fits. The instruction is poisoned, or an
 	// existence check yields 0 (Target is 0, Local 1).
-	Missing
+	Missing // missing
 	// Ambiguous: candidates with the same score disagree. cilium/ebpf
 	// refuses to load the program (libbpf and bpftool too).
-	Ambiguous
+	Ambiguous // ambiguous
 	// Failed: computing the relocation, or another one of the same
 	// program, is an error, so cilium/ebpf refuses to load the program.
-	Failed
+	Failed // failed
 )
-
-func (s Status) String() string {
-	switch s {
-	case Resolved:
-		return "resolved"
-	case Missing:
-		return "missing"
-	case Ambiguous:
-		return "ambiguous"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
 
 // TypeRef names a target type.
 type TypeRef struct {
@@ -73,6 +62,9 @@ type Result struct {
 
 	targets []*rawbtf.Spec
 	marks   marks
+	// progs[i][j] numbers the function (section and program) of
+	// Objects[i].Relocations[j] within the object: groups are per function.
+	progs [][]int32
 	// pending are type mismatches whose log was not merged: Minimize
 	// checks they still fail on the minimized BTF.
 	pending []pending
@@ -144,12 +136,19 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	}
 	bo := targets[0].ByteOrder()
 	res := &Result{Objects: objs, targets: targets, Outcomes: make([][]Outcome, len(objs))}
-	byName := make(map[string][]reloRef)
+	// Big objects inline the same access into hundreds of programs: each
+	// distinct relocation (object, local type, access, kind) gets a number
+	// and is computed once per candidate; relocations are grouped by the
+	// essential name of their local type through those numbers.
+	d := newDistinct()
+	uids := make([][]int32, len(objs))
 	for i, obj := range objs {
 		res.Outcomes[i] = make([]Outcome, len(obj.Relocations))
+		uids[i] = make([]int32, len(obj.Relocations))
 		for j := range obj.Relocations {
 			r := &obj.Relocations[j]
 			out := &res.Outcomes[i][j]
+			uids[i][j] = -1
 			switch {
 			case obj.ByteOrder != bo:
 				*out = Outcome{Status: Failed, Err: fmt.Errorf("can't relocate %v against %v", obj.ByteOrder, bo)}
@@ -164,34 +163,39 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			case r.TypeName == "":
 				*out = Outcome{Status: Failed, Err: fmt.Errorf("relocate unnamed or anonymous type %d: %w", r.TypeID, errNotSupported)}
 			default:
-				name := rawbtf.EssentialName(r.TypeName)
-				byName[name] = append(byName[name], reloRef{i, j})
+				uids[i][j] = d.add(reloRef{i, j}, r)
 			}
 		}
 	}
-
-	names := make([]string, 0, len(byName))
-	for name := range byName {
-		names = append(names, name)
+	res.numberPrograms()
+	refsByName := d.refs(uids, res.progs)
+	order := make([]int, len(d.names))
+	for n := range order {
+		order[n] = n
 	}
-	slices.Sort(names)
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(d.names[a], d.names[b]) })
+	names := make([]string, len(order))
+	for k, n := range order {
+		names[k] = d.names[n]
+	}
 
 	res.marks = newMarks()
 	w := &walker{targets: targets}
 	allCands := candidates(targets, names)
-	for _, name := range names {
-		refs := byName[name]
-		cands := allCands[name]
-		table := make([][]candResult, len(refs))
-		for k := range table {
-			table[k] = make([]candResult, len(cands))
+	table := make([][]candResult, len(d.reps))
+	for _, n := range order {
+		refs := refsByName[n]
+		cands := allCands[d.names[n]]
+		uniq := d.byName[n]
+		for _, u := range uniq {
+			table[u] = make([]candResult, len(cands))
 		}
 		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
-			var fails []pending
-			for k, ref := range refs {
+			for _, u := range uniq {
+				ref := d.reps[u]
 				r := &objs[ref.obj].Relocations[ref.idx]
 				w.local = objs[ref.obj].btf
 				w.log = w.log[:0]
@@ -200,7 +204,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				if err == nil {
 					f, err = w.calcFixup(r, bo, cand)
 				}
-				table[k][ci] = candResult{f, err}
+				table[u][ci] = candResult{f, err}
 				switch {
 				case err != nil || !f.failed():
 					keep = true
@@ -208,19 +212,22 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				case r.Kind == TypeExists || r.Kind == TypeSize || r.Kind == TypeIDTarget || r.Kind == TypeMatches:
 					// A kept pointer whose target is dropped points to
 					// void, which could turn a type mismatch behind it
-					// into a match: Minimize checks.
-					fails = append(fails, pending{ref, c, slices.Clone(w.log)})
+					// into a match: Minimize checks. A dropped candidate
+					// may still be in the output, as the type of
+					// something kept: check its mismatches too.
+					res.pending = append(res.pending, pending{ref, c, slices.Clone(w.log)})
 				}
 			}
 			if keep {
 				fitLogs[ci] = logs
 			}
-			// A dropped candidate may still be in the output, as the
-			// type of something kept: check its mismatches too.
-			res.pending = append(res.pending, fails...)
+		}
+		rows := make([][]candResult, len(uniq))
+		for i, u := range uniq {
+			rows[i] = table[u]
 		}
 		for ci, logs := range fitLogs {
-			if logs != nil && !dominated(table, ci) {
+			if logs != nil && !dominated(rows, ci) {
 				res.marks.merge(logs)
 			}
 		}
@@ -275,31 +282,135 @@ func dominated(table [][]candResult, ci int) bool {
 	return false
 }
 
+// numberPrograms fills res.progs. A function's relocations are adjacent,
+// so the map is consulted only where the function changes.
+func (res *Result) numberPrograms() {
+	type fn struct{ section, program string }
+	res.progs = make([][]int32, len(res.Objects))
+	for i, obj := range res.Objects {
+		ids := make(map[fn]int32)
+		res.progs[i] = make([]int32, len(obj.Relocations))
+		for j := range obj.Relocations {
+			r := &obj.Relocations[j]
+			if j > 0 && r.Section == obj.Relocations[j-1].Section && r.Program == obj.Relocations[j-1].Program {
+				res.progs[i][j] = res.progs[i][j-1]
+				continue
+			}
+			f := fn{r.Section, r.Program}
+			id, ok := ids[f]
+			if !ok {
+				id = int32(len(ids))
+				ids[f] = id
+			}
+			res.progs[i][j] = id
+		}
+	}
+}
+
 // failPrograms marks Failed every relocation of a program in which one
 // relocation is Ambiguous or Failed: cilium/ebpf relocates a program in
 // one call, which fails as a whole.
 func (res *Result) failPrograms() {
-	type prog struct {
-		obj              int
-		section, program string
-	}
+	type prog struct{ obj, id int32 }
 	bad := make(map[prog]error)
-	for i, obj := range res.Objects {
+	for i := range res.Objects {
 		for j, o := range res.Outcomes[i] {
-			r := &obj.Relocations[j]
-			if p := (prog{i, r.Section, r.Program}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
+			if p := (prog{int32(i), res.progs[i][j]}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
 				bad[p] = o.Err
 			}
 		}
 	}
+	if len(bad) == 0 {
+		return
+	}
 	for i, obj := range res.Objects {
 		for j := range res.Outcomes[i] {
 			r, o := &obj.Relocations[j], &res.Outcomes[i][j]
-			if err := bad[prog{i, r.Section, r.Program}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
+			if err := bad[prog{int32(i), res.progs[i][j]}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
 				*o = Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", r.Program, err)}
 			}
 		}
 	}
+}
+
+// reloKey is what a relocation's result on a candidate depends on: its
+// object, local type, kind and access. Load gives every relocation of an
+// object with the same access string offset the same parsed accessor, so
+// its address stands for the access without hashing the string.
+type reloKey struct {
+	obj    int
+	typ    rawbtf.TypeID
+	kind   Kind
+	access *int
+}
+
+// distinct numbers the distinct relocations of a Match and groups them by
+// the essential name of their local type.
+type distinct struct {
+	seen   map[reloKey]int32
+	reps   []reloRef       // a representative of each distinct relocation
+	typ    []rawbtf.TypeID // local type of each distinct relocation
+	nameOf []int32         // index in names of each distinct relocation
+	names  []string
+	index  map[string]int32
+	byName [][]int32 // distinct relocations per name, in order of appearance
+	counts []int     // relocations per name
+}
+
+func newDistinct() *distinct {
+	return &distinct{seen: make(map[reloKey]int32), index: make(map[string]int32)}
+}
+
+// add numbers relocation r, found at ref.
+func (d *distinct) add(ref reloRef, r *Relocation) int32 {
+	k := reloKey{ref.obj, r.TypeID, r.Kind, &r.accessor[0]}
+	u, ok := d.seen[k]
+	if !ok {
+		u = int32(len(d.reps))
+		d.seen[k] = u
+		d.reps = append(d.reps, ref)
+		d.typ = append(d.typ, r.TypeID)
+		name := rawbtf.EssentialName(r.TypeName)
+		n, ok := d.index[name]
+		if !ok {
+			n = int32(len(d.names))
+			d.index[name] = n
+			d.names = append(d.names, name)
+			d.byName = append(d.byName, nil)
+			d.counts = append(d.counts, 0)
+		}
+		d.nameOf = append(d.nameOf, n)
+		d.byName[n] = append(d.byName[n], u)
+	}
+	d.counts[d.nameOf[u]]++
+	return u
+}
+
+// numbered is a relocation with its distinct number and its function (see
+// Result.progs): what scoring reads, packed so that it does not reach
+// into the relocations.
+type numbered struct {
+	reloRef
+	uid, prog int32
+	typ       rawbtf.TypeID // local type
+}
+
+// refs lists, per name, every relocation numbered in uids (-1: none), in
+// object and relocation order.
+func (d *distinct) refs(uids, progs [][]int32) [][]numbered {
+	out := make([][]numbered, len(d.names))
+	for n, c := range d.counts {
+		out[n] = make([]numbered, 0, c)
+	}
+	for i := range uids {
+		for j, u := range uids[i] {
+			if u >= 0 {
+				n := d.nameOf[u]
+				out[n] = append(out[n], numbered{reloRef{i, j}, u, progs[i][j], d.typ[u]})
+			}
+		}
+	}
+	return out
 }
 
 // candidates lists, for each of names, the target types whose essential
@@ -323,66 +434,74 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 // together, the candidate with the fewest misses (coreCalculateFixups).
 // cilium/ebpf groups by local type within one program, after linking the
 // subprograms it calls into it; here a group is one function's
-// relocations, subprograms on their own.
-func (res *Result) score(refs []reloRef, cands []key, table [][]candResult) {
+// relocations, subprograms on their own. table[refs[k].uid][ci] is the
+// result of refs[k] on cands[ci].
+func (res *Result) score(refs []numbered, cands []key, table [][]candResult) {
 	type groupKey struct {
-		obj     int
-		section string
-		program string
-		typ     rawbtf.TypeID
+		obj, prog int32
+		typ       rawbtf.TypeID
 	}
-	groups := make(map[groupKey][]int)
-	var order []groupKey
+	// A group's relocations are mostly adjacent in refs: look the group
+	// up only where it changes.
+	index := make(map[groupKey]int)
+	var groups [][]int
+	last, cur := groupKey{obj: -1}, -1
 	for k, ref := range refs {
-		r := &res.Objects[ref.obj].Relocations[ref.idx]
-		g := groupKey{ref.obj, r.Section, r.Program, r.TypeID}
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], k)
-	}
-	for _, g := range order {
-		members := groups[g]
-		set := func(fn func(k int) Outcome) {
-			for _, k := range members {
-				res.Outcomes[refs[k].obj][refs[k].idx] = fn(k)
+		g := groupKey{int32(ref.obj), ref.prog, ref.typ}
+		if g != last {
+			i, ok := index[g]
+			if !ok {
+				i = len(groups)
+				index[g] = i
+				groups = append(groups, nil)
 			}
+			last, cur = g, i
 		}
-		best, bestScore, err := pickBest(members, cands, table)
-		switch {
-		case errors.Is(err, ErrAmbiguous):
-			set(func(int) Outcome { return Outcome{Status: Ambiguous, Err: err} })
-		case err != nil:
-			set(func(int) Outcome { return Outcome{Status: Failed, Err: err} })
-		case best < 0 || bestScore == len(members):
-			set(func(k int) Outcome {
-				f := missing(res.Objects[refs[k].obj].Relocations[refs[k].idx].Kind)
-				return Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
-			})
-		default:
-			c := cands[best]
-			t, _ := res.targets[c.spec].Type(c.id)
-			ref := TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
-			set(func(k int) Outcome {
-				f := table[k][best].fix
+		groups[cur] = append(groups[cur], k)
+	}
+	for _, members := range groups {
+		best, bestScore, err := pickBest(members, refs, cands, table)
+		var cand TypeRef
+		if err == nil && best >= 0 {
+			cand = res.typeRef(cands[best])
+		}
+		for _, k := range members {
+			ref := refs[k]
+			out := &res.Outcomes[ref.obj][ref.idx]
+			switch {
+			case errors.Is(err, ErrAmbiguous):
+				*out = Outcome{Status: Ambiguous, Err: err}
+			case err != nil:
+				*out = Outcome{Status: Failed, Err: err}
+			case best < 0 || bestScore == len(members):
+				f := missing(res.Objects[ref.obj].Relocations[ref.idx].Kind)
+				*out = Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
+			default:
+				f := table[ref.uid][best].fix
 				st := Resolved
 				if f.failed() {
 					st = Missing
 				}
-				return Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: ref}
-			})
+				*out = Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: cand}
+			}
 		}
 	}
 }
 
+// typeRef describes target type c.
+func (res *Result) typeRef(c key) TypeRef {
+	t, _ := res.targets[c.spec].Type(c.id)
+	return TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
+}
+
 // pickBest returns the index of the winning candidate for one group and
 // its score, -1 if none fits any relocation.
-func pickBest(members []int, cands []key, table [][]candResult) (int, int, error) {
+func pickBest(members []int, refs []numbered, cands []key, table [][]candResult) (int, int, error) {
 	best, bestScore := -1, len(members)
 	for ci := range cands {
 		score := 0
 		for _, k := range members {
-			cr := table[k][ci]
+			cr := table[refs[k].uid][ci]
 			if cr.err != nil {
 				return -1, 0, cr.err
 			}
@@ -396,7 +515,7 @@ func pickBest(members []int, cands []key, table [][]candResult) (int, int, error
 			best, bestScore = ci, score
 		case best >= 0:
 			for _, k := range members {
-				a, b := table[k][best].fix, table[k][ci].fix
+				a, b := table[refs[k].uid][best].fix, table[refs[k].uid][ci].fix
 				if a.local != b.local || a.target != b.target {
 					return -1, 0, fmt.Errorf("%v: multiple types match: %w", a.kind, ErrAmbiguous)
 				}

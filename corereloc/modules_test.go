@@ -68,7 +68,7 @@ func TestOracleModules(t *testing.T) {
 					k = kk
 				}
 			}
-			if k.load == nil {
+			if k.raw == nil {
 				t.Fatalf("kernel %s not in testdata", tc.kernel)
 			}
 			raw, full := kernelSpecs(t, k)

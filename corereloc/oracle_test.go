@@ -51,3 +51,21 @@ func TestOracleCilium(t *testing.T) {
 		minimizeAndVerify(t, []string{obj}, raw, full)
 	})
 }
+
+// TestOracleBig runs the big object (testdata/objects/big) on every
+// kernel: each outcome of Match against cilium/ebpf's fixup on the full
+// BTF, then the oracle on the minimized BTF. Its relocations repeat the
+// same few hundred accesses across hundreds of programs, which Match
+// computes once each.
+func TestOracleBig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("big object: seconds per kernel")
+	}
+	for _, k := range kernels(t) {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			compareWithCilium(t, []string{bigObject}, raw, full)
+			minimizeAndVerify(t, []string{bigObject}, raw, full)
+		})
+	}
+}

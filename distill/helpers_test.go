@@ -1,24 +1,22 @@
 package distill_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
-	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/kerneltest/kernelspec"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -34,28 +32,18 @@ type kernel struct {
 // when split specs over one base are read concurrently.
 func (k *kernel) cilium() *btf.Spec { return k.spec.Copy() }
 
-var kernels sync.Map // release -> func() (*kernel, error)
+// newKernel parses raw BTF named name, once per test binary.
+func newKernel(tb testing.TB, name string, raw []byte) *kernel {
+	tb.Helper()
+	k := kernelspec.Must(tb, name, raw)
+	return &kernel{name: k.Name, raw: k.Raw, spec: k.Spec}
+}
 
 // kernelFor returns the testdata kernel of a release ("6.1.0-47-amd64").
 func kernelFor(tb testing.TB, release string) *kernel {
 	tb.Helper()
 	k := kerneltest.ByName(tb, "/"+release)
-	load, _ := kernels.LoadOrStore(release, sync.OnceValues(func() (*kernel, error) {
-		raw, err := rawbtf.Parse(k.BTF, nil)
-		if err != nil {
-			return nil, err
-		}
-		spec, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF))
-		if err != nil {
-			return nil, err
-		}
-		return &kernel{name: k.Name, raw: raw, spec: spec}, nil
-	}))
-	kern, err := load.(func() (*kernel, error))()
-	if err != nil {
-		tb.Fatalf("%s: %v", k.Name, err)
-	}
-	return kern
+	return newKernel(tb, k.Name, k.BTF)
 }
 
 // module is a kernel module's split BTF and the release it was built for.
@@ -99,20 +87,10 @@ func readModuleFile(tb testing.TB, path, name, arch, release string) module {
 	return module{name: name, arch: arch, release: release, btf: m.BTF}
 }
 
-// corpusDir is $BTFEMBED_CORPUS, skipping the test when it is unset.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("BTFEMBED_CORPUS")
-	if dir == "" {
-		tb.Skip("BTFEMBED_CORPUS is unset: set it to the shared corpus directory (.ci/run uses ../shared/corpus)")
-	}
-	return dir
-}
-
 // corpusModules are the modules of $BTFEMBED_CORPUS/modules/<arch>/<release>.
 func corpusModules(tb testing.TB) []module {
 	tb.Helper()
-	dir := corpusDir(tb)
+	dir := kerneltest.SharedCorpus(tb)
 	paths, err := filepath.Glob(filepath.Join(dir, "modules", "*", "*", "*.ko*"))
 	if err != nil || len(paths) == 0 {
 		tb.Fatalf("no modules under %s/modules: %v", dir, err)
@@ -133,38 +111,21 @@ const (
 )
 
 var debModules = sync.OnceValues(func() ([]module, error) {
-	dir := os.Getenv("BTFEMBED_CORPUS")
-	f, err := os.Open(filepath.Join(dir, "packages", debFile))
+	f, err := os.Open(filepath.Join(os.Getenv("BTFEMBED_CORPUS"), "packages", debFile))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := arMember(f, "data.tar.xz")
-	if err != nil {
-		return nil, err
-	}
-	zr, err := xz.NewReader(data, 0)
+	c, err := extract.ReadDeb(f, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, err
 	}
 	var mods []module
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for _, m := range c.Modules {
+		if m.Err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Path, m.Err)
 		}
-		if err != nil {
-			return nil, err
-		}
-		if !strings.HasSuffix(h.Name, ".ko") {
-			continue
-		}
-		m, err := corpus.ReadBTFFromReader(tr)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", h.Name, err)
-		}
-		_, name, _ := strings.Cut(h.Name, "/kernel/")
+		_, name, _ := strings.Cut(m.Path, "/kernel/")
 		mods = append(mods, module{name: strings.TrimSuffix(name, ".ko"), arch: "x86_64", release: debRelease, btf: m.BTF})
 	}
 	slices.SortFunc(mods, func(a, b module) int { return strings.Compare(a.name, b.name) })
@@ -175,7 +136,7 @@ var debModules = sync.OnceValues(func() ([]module, error) {
 // named by their path under kernel/.
 func packageModules(tb testing.TB) []module {
 	tb.Helper()
-	corpusDir(tb)
+	kerneltest.SharedCorpus(tb)
 	if testing.Short() {
 		tb.Skip("reading 1,121 modules from a package is skipped in -short mode")
 	}
@@ -184,30 +145,6 @@ func packageModules(tb testing.TB) []module {
 		tb.Fatalf("%s: %v", debFile, err)
 	}
 	return mods
-}
-
-// arMember returns a reader of the named member of an ar archive (a .deb).
-func arMember(f *os.File, name string) (io.Reader, error) {
-	magic := make([]byte, 8)
-	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != "!<arch>\n" {
-		return nil, fmt.Errorf("not an ar archive")
-	}
-	off := int64(8)
-	for {
-		var hdr [60]byte
-		if _, err := f.ReadAt(hdr[:], off); err != nil {
-			return nil, fmt.Errorf("no member %s: %w", name, err)
-		}
-		var size int64
-		if _, err := fmt.Sscan(string(hdr[48:58]), &size); err != nil {
-			return nil, fmt.Errorf("ar header at %d: %w", off, err)
-		}
-		off += 60
-		if strings.TrimRight(strings.TrimSpace(string(hdr[:16])), "/") == name {
-			return io.NewSectionReader(f, off, size), nil
-		}
-		off += size + size%2
-	}
 }
 
 // parseSplit parses module BTF over its kernel.
@@ -234,4 +171,13 @@ func distillModule(tb testing.TB, m module) (distBase, distSplit *rawbtf.Spec) {
 		tb.Fatalf("distilled base of %s: %v", m.name, err)
 	}
 	return distBase, parseSplit(tb, split, distBase)
+}
+
+func readFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"go/build/constraint"
+	"go/token"
 	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 	"golang.org/x/tools/imports"
@@ -44,21 +44,21 @@ type EmitArgs struct {
 }
 
 // Emit writes the Go source that embeds a payload: the //go:embed
-// variable and one function returning the parsed runtime.Assets.
+// variable and one function returning the parsed btfruntime.Assets.
 func Emit(w io.Writer, args EmitArgs) error {
-	if !isIdent(args.Package) {
+	if !token.IsIdentifier(args.Package) {
 		return fmt.Errorf("package name %q is not a Go identifier", args.Package)
 	}
 	ident := args.Ident
 	if ident == "" {
 		ident = "KernelBTF"
 	}
-	if !isIdent(ident) || ident == "_" {
+	if !token.IsIdentifier(ident) || ident == "_" {
 		return fmt.Errorf("identifier %q is not a Go identifier", ident)
 	}
 	var tags []constraint.Expr
 	for _, goarch := range args.GOARCHes {
-		if !isIdent(goarch) && !isGOARCH(goarch) {
+		if !token.IsIdentifier(goarch) && !isGOARCH(goarch) {
 			return fmt.Errorf("GOARCH %q cannot be a build constraint", goarch)
 		}
 		tags = append(tags, &constraint.TagExpr{Tag: goarch})
@@ -69,6 +69,11 @@ func Emit(w io.Writer, args EmitArgs) error {
 	lower := strings.ToLower(ident[:1]) + ident[1:]
 	payloadVar, assetsVar := lower+"Payload", lower+"Assets"
 
+	if strings.ContainsFunc(args.Command, unicode.IsControl) {
+		// jennifer writes a header comment with a line break as a block
+		// comment, which a "*/" in it would end: one line comments only.
+		return fmt.Errorf("command %q holds a control character", args.Command)
+	}
 	f := jen.NewFile(args.Package)
 	f.HeaderComment(GeneratedHeader)
 	if args.Command != "" {
@@ -147,16 +152,4 @@ func docComment(ident string, r *Report) string {
 // isGOARCH accepts GOARCH names that are not Go identifiers ("386").
 func isGOARCH(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !unicode.IsLetter(r) && r != '_' && (i == 0 || !unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
 }

@@ -60,6 +60,9 @@ type Result struct {
 	// kernel's entry.
 	Payload []byte
 	Report  *Report
+	// Warnings are problems that did not stop the run, one line each
+	// (an object without CO-RE relocations).
+	Warnings []string
 
 	entries []encode.Entry // sorted by key, as in Payload
 	shard   shardInfo
@@ -81,8 +84,8 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if len(args.Corpus) == 0 {
 		return nil, errors.New("no corpus given")
 	}
-	if args.Shards < 0 || args.Shards > 0 && (args.Shard < 0 || args.Shard >= args.Shards) {
-		return nil, fmt.Errorf("shard %d of %d does not exist", args.Shard, args.Shards)
+	if err := args.check(); err != nil {
+		return nil, err
 	}
 	all, err := loadObjects(args.Objects)
 	if err != nil {
@@ -146,9 +149,10 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		})
 	}
 
+	removed := filterCount{}
 	opts := &corpus.Options{
 		Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
-		Found: progress.Total, Shard: args.Shard, Shards: args.Shards,
+		Found: progress.Total, Filtered: removed.add, Shard: args.Shard, Shards: args.Shards,
 	}
 	if kc != nil {
 		opts.ReadEntry = kc.readEntry
@@ -182,7 +186,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		return nil, readErr
 	}
 	if len(results) == 0 && args.Shards <= 1 {
-		return nil, fmt.Errorf("%w in %v (%d entries skipped)", ErrNoKernels, args.Corpus, len(skipped))
+		return nil, noKernels(args, arches, removed, len(skipped))
 	}
 	res, err := assemble(args.Objects, results, skipped, kc)
 	if err != nil {
@@ -194,6 +198,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		res.Report.CachedBTF = int(kc.btfHits.Load())
 	}
 	res.Report.Duration = time.Since(start)
+	res.Warnings = objectWarnings(all)
 	return res, nil
 }
 

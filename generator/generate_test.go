@@ -16,7 +16,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 func testObjects(t testing.TB) []string {
@@ -50,7 +50,7 @@ func generated(t *testing.T) *Result {
 // kernel BTF does.
 func TestGenerateRoundTrip(t *testing.T) {
 	res := generated(t)
-	assets, err := runtime.Open(res.Payload)
+	assets, err := btfruntime.Open(res.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestGenerateRoundTrip(t *testing.T) {
 	objs := testObjects(t)
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
-			sel, err := assets.Lookup(runtime.Key{Arch: k.Arch, Release: k.Release, Distro: "debian", Version: "12"})
+			sel, err := assets.Lookup(btfruntime.Key{Arch: k.Arch, Release: k.Release, Distro: "debian", Version: "12"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // TestGenerateModules is the module end to end: conntrack-el.o reads
@@ -28,7 +28,7 @@ func TestGenerateModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := runtime.Open(res.Payload)
+	assets, err := btfruntime.Open(res.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestGenerateModules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sel, err := assets.Lookup(runtime.Key{Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version})
+		sel, err := assets.Lookup(btfruntime.Key{Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version})
 		if err != nil {
 			t.Fatal(err)
 		}

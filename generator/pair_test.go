@@ -169,7 +169,7 @@ func TestForArch(t *testing.T) {
 // kernels the object was checked on.
 func TestReportCountsPairedKernels(t *testing.T) {
 	r := &Report{Kernels: []KernelReport{
-		{Arch: "x86_64", Release: "a", Objects: []string{"bpf_x86_bpfel.o"}, Unresolved: []Relocation{{Object: "bpf_x86_bpfel.o", Kind: "byte_off", Type: "pt_regs", Status: "poisoned"}}},
+		{Arch: "x86_64", Release: "a", Objects: []string{"bpf_x86_bpfel.o"}, Unresolved: []RelocationReport{{Object: "bpf_x86_bpfel.o", Kind: "byte_off", Type: "pt_regs", Status: "poisoned"}}},
 		{Arch: "x86_64", Release: "b", Objects: []string{"bpf_x86_bpfel.o"}},
 		{Arch: "arm64", Release: "c", Objects: []string{"bpf_arm64_bpfel.o"}},
 	}}
@@ -213,7 +213,7 @@ func TestPairingPtRegs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range res.Report.Kernels {
-		poisoned := slices.ContainsFunc(k.Unresolved, func(r Relocation) bool {
+		poisoned := slices.ContainsFunc(k.Unresolved, func(r RelocationReport) bool {
 			return r.Type == "pt_regs" && r.Status == "poisoned"
 		})
 		if poisoned != (k.Arch == "arm64") {

@@ -59,14 +59,14 @@ type KernelReport struct {
 	// with Status "absent" (an existence check is false), "poisoned" (the
 	// instruction is replaced by one that fails verification if reached),
 	// "ambiguous" or "failed" (cilium/ebpf refuses to load the program).
-	Unresolved []Relocation `json:"unresolved,omitempty"`
+	Unresolved []RelocationReport `json:"unresolved,omitempty"`
 	// Programs predicts, for every program of every object, whether it
 	// loads on this kernel.
 	Programs []ProgramReport `json:"programs"`
 	// KernelTypeIDs lists relocations that ask for the running kernel's
 	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
 	// those, so these programs need the kernel's BTF.
-	KernelTypeIDs []Relocation `json:"kernel_type_ids,omitempty"`
+	KernelTypeIDs []RelocationReport `json:"kernel_type_ids,omitempty"`
 }
 
 // ModuleReport is the embedded BTF of one kernel module.
@@ -76,8 +76,9 @@ type ModuleReport struct {
 	Bytes int    `json:"bytes"` // distilled base plus split BTF
 }
 
-// Relocation identifies one CO-RE relocation of an object.
-type Relocation struct {
+// RelocationReport is one row of a KernelReport: a CO-RE relocation of an
+// object, and what it comes to on the kernel.
+type RelocationReport struct {
 	Object  string `json:"object"`
 	Section string `json:"section"`
 	InsnOff uint32 `json:"insn_off"`
@@ -96,8 +97,8 @@ type Skipped struct {
 
 // objectRows are one object's report rows on one kernel.
 type objectRows struct {
-	Unresolved    []Relocation
-	KernelTypeIDs []Relocation
+	Unresolved    []RelocationReport
+	KernelTypeIDs []RelocationReport
 	Programs      []ProgramReport
 }
 
@@ -111,7 +112,7 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 			if out.Status == corereloc.Resolved {
 				continue
 			}
-			rel := Relocation{
+			rel := RelocationReport{
 				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 				Status: statusWord(out),
@@ -124,7 +125,7 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 	}
 	for _, r := range res.KernelTypeIDs() {
 		i := o.objectOf[r]
-		rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, Relocation{
+		rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, RelocationReport{
 			Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 		})
@@ -136,11 +137,11 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 // strings are interned: most kernels repeat the same rows, and a run
 // holds every kernel's rows until the report is written.
 func (r objectRows) named(name string) objectRows {
-	rels := func(rows []Relocation) []Relocation {
+	rels := func(rows []RelocationReport) []RelocationReport {
 		if len(rows) == 0 {
 			return nil
 		}
-		out := make([]Relocation, len(rows))
+		out := make([]RelocationReport, len(rows))
 		for i, r := range rows {
 			r.Object = name
 			for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
@@ -254,12 +255,12 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 	}
 
 	type failure struct {
-		rel     Relocation
+		rel     RelocationReport
 		kernels []string
 	}
 	var failures []*failure
-	byRelo := map[Relocation]*failure{}
-	kernelIDs := map[Relocation][]string{}
+	byRelo := map[RelocationReport]*failure{}
+	kernelIDs := map[RelocationReport][]string{}
 	for _, k := range r.Kernels {
 		for _, u := range k.Unresolved {
 			id := u
@@ -331,6 +332,6 @@ func abbreviate(items []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
-func compareRelocations(a, b Relocation) int {
+func compareRelocations(a, b RelocationReport) int {
 	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 }

@@ -51,9 +51,13 @@
 // unusable, and the embedded entry (which carries the module) is used.
 //
 // Program types that attach by BTF ID (tp_btf, fentry, fexit, fmod_ret,
-// lsm, iter, struct_ops) need the kernel's own BTF to attach and cannot
-// run on a kernel without it, whatever BTF is embedded: embedded BTF
-// serves CO-RE relocations only.
+// lsm, iter, struct_ops, freplace) need the kernel's own BTF to attach and
+// cannot run on a kernel without it, whatever BTF is embedded: embedded BTF
+// serves CO-RE relocations only. The VM tests (internal/vmtest) boot the
+// corpus's kernels with /sys/kernel/btf hidden and check, with this package
+// selecting on its own, that every program of any other type that loads
+// with the kernel's BTF also loads with the embedded BTF; programs of these
+// types are left out of that comparison.
 //
 // # Payload format
 //

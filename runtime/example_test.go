@@ -9,14 +9,14 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // payload builds what btfembed's generator embeds, from two of the
 // minimized testdata kernels.
 func payload() []byte {
 	var entries []encode.Entry
-	for _, k := range []runtime.Key{
+	for _, k := range []btfruntime.Key{
 		{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"},
 		{Arch: "arm64", Release: "6.1.0-57-arm64", Distro: "debian", Version: "12"},
 	} {
@@ -36,7 +36,7 @@ func payload() []byte {
 // The generator writes the payload; at run time Open reads its
 // index and Kernels lists what it holds.
 func ExampleOpen() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
@@ -52,11 +52,11 @@ func ExampleOpen() {
 // by overrides (uname -m may say aarch64) and the embedded BTF is forced,
 // as on a kernel without /sys/kernel/btf/vmlinux.
 func ExampleAssets_Select() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
-	sel, err := assets.Select(&runtime.SelectOptions{
+	sel, err := assets.Select(&btfruntime.SelectOptions{
 		ForceEmbedded: true,
 		Arch:          "aarch64",
 		Release:       "6.1.0-57-arm64",
@@ -72,8 +72,8 @@ func ExampleAssets_Select() {
 	}
 	fmt.Println(sel.Source, sel.Key, task.Size > 0)
 
-	_, err = assets.Select(&runtime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
-	fmt.Println(errors.Is(err, runtime.ErrKernelNotSupported))
+	_, err = assets.Select(&btfruntime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
+	fmt.Println(errors.Is(err, btfruntime.ErrKernelNotSupported))
 	fmt.Println(err)
 	// Output:
 	// embedded arm64/6.1.0-57-arm64 (debian 12) true
@@ -84,11 +84,11 @@ func ExampleAssets_Select() {
 // CollectionOptions gives options for ebpf.NewCollectionWithOptions with
 // the selected BTF as the CO-RE target.
 func ExampleAssets_CollectionOptions() {
-	assets, err := runtime.Open(payload())
+	assets, err := btfruntime.Open(payload())
 	if err != nil {
 		panic(err)
 	}
-	opts, sel, err := assets.CollectionOptions(&runtime.SelectOptions{
+	opts, sel, err := assets.CollectionOptions(&btfruntime.SelectOptions{
 		ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64",
 	})
 	if err != nil {

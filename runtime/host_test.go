@@ -185,9 +185,24 @@ func FuzzSelectOSRelease(f *testing.F) {
 	f.Add("ID='ubuntu'\nVERSION_ID='22.04'")
 	a, _ := selectPayload(f)
 	root := f.TempDir()
+	// One file rewritten in place: truncating it to zero and writing it
+	// again, as os.WriteFile does, makes ext4 flush it (auto_da_alloc),
+	// which cost 2 ms per input.
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	osRelease, err := os.OpenFile(filepath.Join(root, "etc/os-release"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { osRelease.Close() })
 	f.Fuzz(func(t *testing.T, content string) {
-		path := filepath.Join(root, "etc/os-release")
-		writeFile(t, path, []byte(content))
+		if _, err := osRelease.WriteAt([]byte(content), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := osRelease.Truncate(int64(len(content))); err != nil {
+			t.Fatal(err)
+		}
 		sel, err := a.Select(&SelectOptions{HostRoot: root, ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64"})
 		if (sel == nil) == (err == nil) {
 			t.Fatalf("Select returned %s and %v", describe(sel), err)

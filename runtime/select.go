@@ -41,25 +41,17 @@ func (e *NotSupportedError) Error() string {
 
 func (e *NotSupportedError) Unwrap() error { return ErrKernelNotSupported }
 
+//go:generate go tool stringer -type Source -linecomment
+
 // Source says where a Selection's BTF comes from.
 type Source int
 
 const (
 	// SourceKernel is the running kernel's own BTF (/sys/kernel/btf).
-	SourceKernel Source = iota + 1
+	SourceKernel Source = iota + 1 // kernel
 	// SourceEmbedded is BTF from the payload.
-	SourceEmbedded
+	SourceEmbedded // embedded
 )
-
-func (s Source) String() string {
-	switch s {
-	case SourceKernel:
-		return "kernel"
-	case SourceEmbedded:
-		return "embedded"
-	}
-	return fmt.Sprintf("Source(%d)", int(s))
-}
 
 // Selection is the BTF chosen for one kernel.
 type Selection struct {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,20 +10,6 @@ import (
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
-
-// TestMain points the cache at a temporary directory: tests never write
-// into the user's cache.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "btfembed-cache-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv(cache.EnvVar, dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 func TestCacheCommand(t *testing.T) {
 	t.Setenv(cache.EnvVar, t.TempDir())

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"text/tabwriter"
 
@@ -137,6 +138,14 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	}
 	if *arch != "" {
 		opts.Arch = strings.Split(*arch, ",")
+	}
+	for _, a := range opts.Arch {
+		if _, ok := kernelkey.NormalizeArch(a); !ok {
+			return fmt.Errorf("corpus ls: unknown architecture %q: %w", a, errUsage)
+		}
+	}
+	if _, err := path.Match(opts.Release, ""); err != nil {
+		return fmt.Errorf("corpus ls: -release %q: %w: %w", opts.Release, err, errUsage)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES")

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
@@ -47,11 +46,11 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 
 	base, err := readBTF(*basePath, nil)
 	if err != nil {
-		return fmt.Errorf("distill: %w", err)
+		return fmt.Errorf("distill: base: %w", err)
 	}
 	split, err := readModuleSplit(modPath, base, *layout)
 	if err != nil {
-		return fmt.Errorf("distill: %w", err)
+		return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, *basePath)
 	}
 	vmlinux, err := distill.NewBase(base.Raw())
 	if err != nil {
@@ -61,13 +60,6 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("distill: %s: %w", modPath, err)
 	}
-	if err := atomicfile.WriteFile(outBase, distBase); err != nil {
-		return fmt.Errorf("distill: %w", err)
-	}
-	if err := atomicfile.WriteFile(outSplit, newSplit); err != nil {
-		os.Remove(outBase)
-		return fmt.Errorf("distill: %w", err)
-	}
 	db, err := rawbtf.Parse(distBase, nil)
 	if err != nil {
 		return fmt.Errorf("distill: distilled base: %w", err)
@@ -75,6 +67,17 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	ns, err := rawbtf.Parse(newSplit, db)
 	if err != nil {
 		return fmt.Errorf("distill: new split: %w", err)
+	}
+	var out atomicfile.Set
+	defer out.Abort()
+	if err := out.AddBytes(outBase, distBase); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if err := out.AddBytes(outSplit, newSplit); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("distill: %w", err)
 	}
 	own := split.NextID() - split.FirstID()
 	fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
@@ -151,15 +154,15 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 
 	newBase, err := readBTF(*basePath, nil)
 	if err != nil {
-		return fmt.Errorf("relocate: %w", err)
+		return fmt.Errorf("relocate: new base: %w", err)
 	}
 	distBase, err := readBTF(distPath, nil)
 	if err != nil {
-		return fmt.Errorf("relocate: %w", err)
+		return fmt.Errorf("relocate: distilled base: %w", err)
 	}
 	split, err := readBTF(splitPath, distBase)
 	if err != nil {
-		return fmt.Errorf("relocate: %w", err)
+		return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
 	}
 	target, err := distill.NewBase(newBase.Raw())
 	if err != nil {

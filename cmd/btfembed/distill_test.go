@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,22 +148,15 @@ func readAll(t *testing.T, path string) []byte {
 // cilium/ebpf ships it, onto its vmlinux.
 func TestRelocateTestmod(t *testing.T) {
 	dir := t.TempDir()
-	zr, err := gzip.NewReader(bytes.NewReader(readAll(t, filepath.Join(ciliumTestdata, "vmlinux.btf.gz"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testdata := kerneltest.CiliumTestdata(t)
 	vmPath := filepath.Join(dir, "vmlinux.btf")
-	if err := os.WriteFile(vmPath, vm, 0o644); err != nil {
+	if err := os.WriteFile(vmPath, kerneltest.CiliumTestmod(t).VMLinux, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "testmod.btf")
 	var stderr bytes.Buffer
 	if err := run(io.Discard, &stderr, []string{"relocate", "-B", vmPath,
-		filepath.Join(ciliumTestdata, "btf_testmod.btf.base"), filepath.Join(ciliumTestdata, "btf_testmod.btf"), out}); err != nil {
+		filepath.Join(testdata, "btf_testmod.btf.base"), filepath.Join(testdata, "btf_testmod.btf"), out}); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	vmSpec, err := btf.LoadSpec(vmPath)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -284,6 +285,15 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	if err := out.write(goFile); err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "btfembed: warning: %s\n", w)
+	}
+	if f.quiet {
+		// Without -q the progress printed these as they came.
+		for _, s := range res.Report.Skipped {
+			fmt.Fprintf(stderr, "btfembed: skipped %s: %s\n", s.Path, s.Error)
+		}
+	}
 	if !f.quiet {
 		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {
 			return err
@@ -406,7 +416,19 @@ func commandLine(args []string, pkg, pkgDir string) (string, error) {
 	if !pkgGiven {
 		parts = slices.Insert(parts, 3, "-pkg", pkg)
 	}
+	// Quoted where it holds anything but plain path characters, no part
+	// can span lines or end the comment the header is written in.
+	for i, p := range parts {
+		if p == "" || strings.ContainsFunc(p, notPlain) {
+			parts[i] = strconv.Quote(p)
+		}
+	}
 	return strings.Join(parts, " "), nil
+}
+
+// notPlain tells the characters that make commandLine quote an argument.
+func notPlain(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./=,:+@%^~", r))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -36,11 +36,16 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 func main() {
+	cleanupOnSignal()
 	if err := run(os.Stdout, os.Stderr, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "btfembed:", err)
 		if errors.Is(err, errUsage) {
@@ -152,4 +157,18 @@ func subcommandList() string {
 		fmt.Fprintf(&b, "  %-9s %s\n", name, summaries[name])
 	}
 	return b.String()
+}
+
+// cleanupOnSignal makes SIGINT and SIGTERM remove the temporary files of
+// outputs not yet committed (after a commit in progress ends, so outputs
+// are all old or all new) before the process exits as the signal asks.
+func cleanupOnSignal() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		atomicfile.RemoveTemps()
+		fmt.Fprintf(os.Stderr, "btfembed: %v: temporary files removed, outputs unchanged\n", sig)
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	}()
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // TestHelp: -h and help exit 0 (run returns nil) and list every
@@ -174,7 +174,7 @@ func TestGenerateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := runtime.Open(payload)
+	assets, err := btfruntime.Open(payload)
 	if err != nil {
 		t.Fatal(err)
 	}

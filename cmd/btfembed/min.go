@@ -58,11 +58,16 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
+	for _, o := range objs {
+		if len(o.Relocations) == 0 {
+			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path)
+		}
+	}
 	var targets []*corereloc.Target
 	if *base != "" {
 		b, err := readTarget(*base, nil)
 		if err != nil {
-			return fmt.Errorf("min: %w", err)
+			return fmt.Errorf("min: base: %w", err)
 		}
 		targets = append(targets, b)
 	}
@@ -71,7 +76,9 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		split = targets[0]
 	}
 	k, err := readTarget(kernelPath, split)
-	if err != nil {
+	if err != nil && *base != "" {
+		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, *base)
+	} else if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
 	targets = append(targets, k)
@@ -94,36 +101,42 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if *base == "" {
 		return atomicfile.WriteFile(outPath, vmlinux)
 	}
-	if err := atomicfile.WriteFile(outPath+".base", vmlinux); err != nil {
+	// Both files or neither: a split BTF beside a base it does not fit is
+	// worse than no output.
+	var out atomicfile.Set
+	defer out.Abort()
+	if err := out.AddBytes(outPath+".base", vmlinux); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(outPath, modules[0])
+	if err := out.AddBytes(outPath, modules[0]); err != nil {
+		return err
+	}
+	return out.Commit()
 }
 
 // readBTF reads the BTF of a file in any form package corpus reads and
 // parses it, split over base if not nil.
 func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	f, err := corpus.ReadBTF(path)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := rawbtf.Parse(f.BTF, base)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return spec, nil
+	return readParsed(path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
 }
 
 // readTarget reads the BTF of a file in any form package corpus reads, for
 // Match, split over base if not nil.
 func readTarget(path string, base *corereloc.Target) (*corereloc.Target, error) {
+	return readParsed(path, func(raw []byte) (*corereloc.Target, error) { return corereloc.NewTarget(raw, base) })
+}
+
+// readParsed reads the BTF of a file with corpus.ReadBTF and parses it;
+// errors name the file.
+func readParsed[T any](path string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
 	f, err := corpus.ReadBTF(path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	t, err := corereloc.NewTarget(f.BTF, base)
+	t, err := parse(f.BTF)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }

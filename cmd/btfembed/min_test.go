@@ -13,9 +13,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 )
-
-const ciliumTestdata = "/root/go/pkg/mod/github.com/cilium/ebpf@v0.22.0/btf/testdata"
 
 func TestMinUsage(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,6 +52,7 @@ func TestMin(t *testing.T) {
 	if err := os.WriteFile(rawPath, raw.Raw(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ciliumTestdata := kerneltest.CiliumTestdata(t)
 	readTgt := filepath.Join(ciliumTestdata, "relocs_read_tgt-el.elf")
 	readObj := filepath.Join(ciliumTestdata, "relocs_read-el.elf")
 
@@ -150,10 +150,7 @@ func TestMinBadInput(t *testing.T) {
 // corpus) over its vmlinux with -B, and checks the two outputs with the
 // oracle and bpftool.
 func TestMinModule(t *testing.T) {
-	module := "/work/shared/corpus/modules/arm64/6.1.0-57-arm64/nf_conntrack.ko"
-	if _, err := os.Stat(module); err != nil {
-		t.Skipf("corpus module not available: %v", err)
-	}
+	module := filepath.Join(kerneltest.SharedCorpus(t), "modules", "arm64", "6.1.0-57-arm64", "nf_conntrack.ko")
 	archive := "../../testdata/btfhub/debian/12/arm64/6.1.0-57-arm64.btf.tar.xz"
 	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
 	dir := t.TempDir()

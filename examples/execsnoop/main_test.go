@@ -60,6 +60,7 @@ func TestExecsnoopEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	mountTracefs(t)
 	tr, err := newTracer(assets, &btfruntime.SelectOptions{ForceEmbedded: true})
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		t.Skipf("bpf() is refused on this machine, so nothing can be loaded: %v", err)
@@ -101,6 +102,34 @@ func TestExecsnoopEmbedded(t *testing.T) {
 		}
 		return
 	}
+}
+
+// tracefsDir is where tracepoints are found (cilium/ebpf also looks in
+// debugfs's tracing directory).
+const tracefsDir = "/sys/kernel/tracing"
+
+// mountTracefs makes sure the tracepoint execsnoop attaches to can be found:
+// it mounts tracefs, as root, where neither tracefs nor debugfs's tracing
+// directory is mounted, and unmounts it after the test. It skips, saying
+// why, only where that cannot be done.
+func mountTracefs(t *testing.T) {
+	t.Helper()
+	for _, dir := range []string{tracefsDir, "/sys/kernel/debug/tracing"} {
+		if _, err := os.Stat(filepath.Join(dir, "events")); err == nil {
+			return
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("tracefs is not mounted on %s and only root can mount it (mount -t tracefs nodev %s)", tracefsDir, tracefsDir)
+	}
+	if err := unix.Mount("nodev", tracefsDir, "tracefs", 0, ""); err != nil {
+		t.Skipf("tracefs is not mounted and mounting it on %s failed: %v", tracefsDir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(tracefsDir, 0); err != nil {
+			t.Errorf("unmount the tracefs the test mounted: %v", err)
+		}
+	})
 }
 
 // TestGeneratedIsCurrent reruns the command in the header of the

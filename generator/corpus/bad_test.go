@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"archive/tar"
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
@@ -17,14 +16,7 @@ import (
 // tarXZ builds a .tar.xz holding the given members, in order.
 func tarXZ(tb testing.TB, members ...extracttest.Section) []byte {
 	tb.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	for _, m := range members {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: m.Name, Mode: 0o644, Size: int64(len(m.Data))})
-		tw.Write(m.Data)
-	}
-	tw.Close()
-	return extracttest.Compressors[extract.FormatXZ](tb, b.Bytes())
+	return extracttest.Compressors[extract.FormatXZ](tb, extracttest.Tar(members...))
 }
 
 // brokenBTF is real kernel BTF whose first type has an undefined kind.

@@ -20,21 +20,27 @@ const btfhubSuffix = ".btf.tar.xz"
 // readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
 // compressed tar holding one regular member <release>.btf.
 func readBTFHub(data []byte) ([]byte, error) {
-	tarball, err := extract.Decompress(data, extract.FormatXZ, 0)
+	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return tarMemberBTF(tarball)
 }
 
 // isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
 func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
 
-// tarMemberBTF returns the first regular member of a tarball whose name ends
-// in .btf.
+// tarMemberBTF returns the one regular member of a tarball whose name ends
+// in .btf. Two such members are an error: which is the kernel's would be a
+// guess.
 func tarMemberBTF(tarball []byte) ([]byte, error) {
 	tr := tar.NewReader(bytes.NewReader(tarball))
 	members := 0
+	var (
+		btf  []byte
+		name string
+	)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -47,16 +53,18 @@ func tarMemberBTF(tarball []byte) ([]byte, error) {
 		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
 			continue
 		}
-		if h.Size > extract.MaxDecompressed {
-			return nil, fmt.Errorf("tar member %s: %d bytes is too large", h.Name, h.Size)
+		if btf != nil {
+			return nil, fmt.Errorf("tarball has two .btf members, %s and %s", name, h.Name)
 		}
-		b := make([]byte, h.Size)
-		if _, err := io.ReadFull(tr, b); err != nil {
+		if btf, err = extract.ReadAllLimit(tr, extract.MaxBTF); err != nil {
 			return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
 		}
-		return b, nil
+		name = h.Name
 	}
-	if members == 0 {
+	switch {
+	case btf != nil:
+		return btf, nil
+	case members == 0:
 		return nil, fmt.Errorf("%w: empty tarball", ErrNoBTF)
 	}
 	return nil, fmt.Errorf("%w: tarball has no .btf member", ErrNoBTF)

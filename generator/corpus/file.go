@@ -64,10 +64,11 @@ func fileBTF(data []byte) (*File, error) {
 	// lzma's magic is too weak to trust on a whole file; extract.FindImageBTF
 	// finds it where a kernel image's header names it.
 	if format := extract.SniffCompression(data); format != extract.FormatNone && format != extract.FormatLZMA {
-		inner, err := extract.Decompress(data, format, 0)
+		inner, release, err := extract.Decompress(data, format, extract.MaxImage)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		if isTar(inner) {
 			btf, err := tarMemberBTF(inner)
 			if err != nil {
@@ -86,7 +87,7 @@ func fileBTF(data []byte) (*File, error) {
 		b, _ := extract.FindBanner(data)
 		return &File{BTF: e.BTF, Base: e.Base, Key: extract.ImageBTF{Arch: e.Arch, Banner: b}.Key()}, nil
 	case extract.IsRawBTF(data):
-		btf, err := extract.WholeBTF(data)
+		btf, err := extract.RawBTFFile(data)
 		if err != nil {
 			return nil, err
 		}

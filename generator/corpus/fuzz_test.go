@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"debug/elf"
-	"os"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/extract"
@@ -13,13 +12,15 @@ import (
 // vmlinux or module, raw BTF, kernel images): errors, never panics, and
 // the BTF it returns is whole.
 func FuzzReadBTF(f *testing.F) {
-	ko, err := os.ReadFile(testModule.file)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(ko)
+	// Small seeds with the structure of each form, so that mutations are
+	// cheap: a compressed module, raw split BTF, a vmlinux, a BTFHub
+	// archive.
+	ko := extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".BTF", Data: extracttest.SplitBTF(f)})
+	f.Add(extracttest.Compressors[extract.FormatXZ](f, ko))
+	f.Add(extracttest.Compressors[extract.FormatZstd](f, ko))
 	f.Add(extracttest.SplitBTF(f))
 	f.Add(extracttest.VMLinuxELF(f, elf.EM_X86_64))
+	f.Add(tarXZ(f, extracttest.Section{Name: "6.1.0-1-amd64.btf", Data: extracttest.SmallBTF(f)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := fileBTF(data)
 		if err != nil {

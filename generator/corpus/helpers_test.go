@@ -41,17 +41,6 @@ var testKernels = []struct {
 	{kernelkey.Key{Arch: "x86_64", Release: "6.12.118+deb12-amd64", Distro: "debian", Version: "12"}, 112806},
 }
 
-// sharedCorpus returns the directory of the large test inputs (kernel
-// images, a package), from $BTFEMBED_CORPUS, or skips the test.
-func sharedCorpus(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("BTFEMBED_CORPUS")
-	if dir == "" {
-		tb.Skip("BTFEMBED_CORPUS is not set: skipping the test on the large kernel images and packages (.ci/run sets it to ../shared/corpus)")
-	}
-	return dir
-}
-
 var hubBTFCache sync.Map
 
 // hubBTF returns the raw BTF of a testCorpus kernel, extracted with
@@ -209,9 +198,19 @@ func hubFile(tb testing.TB, k kernelkey.Key) []byte {
 
 // unxzNoTB decompresses for fuzz seeds, where a failure is a bug in the seed.
 func unxzNoTB(data []byte) []byte {
-	b, err := extract.Decompress(data, extract.FormatXZ, 0)
+	b, err := decompressXZ(data)
 	if err != nil {
 		panic(err)
 	}
 	return b
+}
+
+// decompressXZ decompresses xz under the image cap and gives the bytes
+// back to the memory budget at once.
+func decompressXZ(data []byte) ([]byte, error) {
+	b, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
+	if err == nil {
+		release()
+	}
+	return b, err
 }

@@ -92,6 +92,11 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 	// are recorded as skipped.
 	emit := func(input string, k *Kernel, err error) {
 		if err == nil {
+			if err = k.checkNames(); err != nil {
+				err = &KernelError{Path: k.Path, Err: err}
+			}
+		}
+		if err == nil {
 			var file string
 			if file, err = WriteKernel(dir, k); err != nil {
 				fail(err)
@@ -329,6 +334,11 @@ func debKernelModules(in string, mods []extract.DebModule, base *btfSpec, worker
 	sem := make(chan struct{}, max(workers, 1))
 	var wg sync.WaitGroup
 	for i, m := range mods {
+		if m.Err == nil {
+			if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+				m.Err = fmt.Errorf("module name: %w", err)
+			}
+		}
 		if m.Err != nil {
 			errs[i] = m.Err
 			continue

@@ -13,6 +13,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -60,7 +61,7 @@ func tarMember(tb testing.TB, file, member string) []byte {
 // be byte-identical to the BTFHub archive of the same release, under the
 // same key.
 func TestImportImages(t *testing.T) {
-	shared := sharedCorpus(t)
+	shared := kerneltest.SharedCorpus(t)
 	var inputs []string
 	for _, tk := range testKernels {
 		inputs = append(inputs, filepath.Join(shared, "images", "vmlinuz-"+tk.key.Release))
@@ -95,7 +96,7 @@ func TestImportImages(t *testing.T) {
 // must equal the BTFHub archive's and all 1,121 modules must come with it,
 // each module's BTF equal to its .ko's .BTF section.
 func TestImportDeb(t *testing.T) {
-	shared := sharedCorpus(t)
+	shared := kerneltest.SharedCorpus(t)
 	deb := filepath.Join(shared, "packages", "linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb")
 	key := testKernels[2].key
 	out := t.TempDir()
@@ -255,7 +256,9 @@ func TestWriteKernel(t *testing.T) {
 	}
 
 	// A second write with fewer modules replaces the modules directory whole.
-	if err := writeModules(ModulesPath(out, k.Key), k.Modules[:1]); err != nil {
+	fewer := *k
+	fewer.Modules = k.Modules[:1]
+	if _, err := WriteKernel(out, &fewer); err != nil {
 		t.Fatal(err)
 	}
 	if back := readBack(t, out)[k.Key]; len(back.Modules) != 1 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -18,6 +19,42 @@ type Kernel struct {
 	VMLinux []byte
 	// Modules are sorted by name.
 	Modules []Module
+
+	target *corereloc.Target // VMLinux parsed, when Read parsed it
+}
+
+// Target returns VMLinux parsed for corereloc. For a kernel from Read it
+// is the parse that checked the BTF while reading, so that a kernel's BTF
+// is parsed once from corpus to minimization.
+func (k *Kernel) Target() (*corereloc.Target, error) {
+	if k.target != nil {
+		return k.target, nil
+	}
+	return corereloc.NewTarget(k.VMLinux, nil)
+}
+
+// checkNames checks every string of a kernel that becomes a path element
+// of a corpus (the key's parts, module names) with
+// kernelkey.ValidatePathElement: they come from file contents (a banner, a
+// package's control file and member names) and must not leave the
+// corpus root.
+func (k *Kernel) checkNames() error {
+	for _, p := range []struct{ what, s string }{
+		{"arch", k.Key.Arch}, {"release", k.Key.Release}, {"distro", k.Key.Distro}, {"version", k.Key.Version},
+	} {
+		if p.s == "" {
+			continue
+		}
+		if err := kernelkey.ValidatePathElement(p.s); err != nil {
+			return fmt.Errorf("kernel %s: %w", p.what, err)
+		}
+	}
+	for _, m := range k.Modules {
+		if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+			return fmt.Errorf("module %s: name: %w", m.Path, err)
+		}
+	}
+	return nil
 }
 
 // Module is the BTF of one kernel module.
@@ -42,6 +79,12 @@ var (
 	// ErrIncompleteKey: the input does not tell the release or arch and no
 	// flag gave it.
 	ErrIncompleteKey = errors.New("release or architecture unknown")
+	// ErrTooLarge: the input decompresses, or claims to decompress, past
+	// one of the caps of docs/threat-model.md.
+	ErrTooLarge = extract.ErrTooLarge
+	// ErrMemoryBudget: the inputs read in parallel together needed more
+	// than the memory budget; fewer workers help.
+	ErrMemoryBudget = extract.ErrMemoryBudget
 )
 
 // KernelError reports one corpus file (a kernel, a module or an import

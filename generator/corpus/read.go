@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -37,6 +38,10 @@ type Options struct {
 	// entries the walk found and the filters kept, before any is read, so
 	// a caller can show progress against a total.
 	Found func(entries int)
+	// Filtered, if set, is called for every kernel a filter removes, with
+	// the filter's name ("arch", "release" or "distro"), so a caller can
+	// say which filter left nothing.
+	Filtered func(path string, k kernelkey.Key, filter string)
 	// Shard and Shards keep only the corpus entries of one shard out of
 	// Shards (see ShardOf); Shards 0 keeps all.
 	Shard, Shards int
@@ -56,22 +61,38 @@ func (o *Options) workers() int {
 
 // keep tells whether a key passes the filters; parts of the key still
 // unknown pass, to be checked again once the file is read.
-func (o *Options) keep(k kernelkey.Key) bool {
+func (o *Options) keep(k kernelkey.Key) bool { return o.drop(k) == "" }
+
+// drop names the filter that removes a key, or returns "".
+func (o *Options) drop(k kernelkey.Key) string {
 	if o == nil {
-		return true
+		return ""
 	}
 	if len(o.Arch) > 0 && k.Arch != "" && !slices.ContainsFunc(o.Arch, func(a string) bool {
 		n, ok := kernelkey.NormalizeArch(a)
 		return ok && n == k.Arch || a == k.Arch
 	}) {
-		return false
+		return "arch"
 	}
 	if o.Release != "" && k.Release != "" {
 		if ok, err := path.Match(o.Release, k.Release); err != nil || !ok {
-			return false
+			return "release"
 		}
 	}
-	return o.Distro == "" || k.Distro == "" || strings.EqualFold(o.Distro, k.Distro)
+	if o.Distro != "" && k.Distro != "" && !strings.EqualFold(o.Distro, k.Distro) {
+		return "distro"
+	}
+	return ""
+}
+
+// filter tells whether a kernel passes the filters, and reports it to
+// Options.Filtered when it does not.
+func (o *Options) filter(p string, k kernelkey.Key) bool {
+	f := o.drop(k)
+	if f != "" && o.Filtered != nil {
+		o.Filtered(p, k, f)
+	}
+	return f == ""
 }
 
 // Read walks the roots (directories or single files) and yields their
@@ -88,7 +109,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 	return func(yield func(*Kernel, error) bool) {
 		var entries []entry
 		for _, e := range walkCorpus(roots) {
-			if (e.err != nil || opts.keep(e.key)) && opts.inShard(e) {
+			if (e.err != nil || opts.filter(e.path, e.key)) && opts.inShard(e) {
 				entries = append(entries, e)
 			}
 		}
@@ -143,7 +164,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 					return
 				}
 			}
-			if r.k == nil || !opts.keep(r.k.Key) {
+			if r.k == nil || !opts.filter(r.k.Path, r.k.Key) {
 				continue
 			}
 			if prev, dup := seen[r.k.Key]; dup {
@@ -182,16 +203,21 @@ type Entry struct {
 // split BTF over the kernel's. Module files that cannot be read are
 // returned as errors beside the kernel, which holds the good ones.
 func (e *Entry) Read() (*Kernel, []error) {
-	k, spec, err := readKernelFile(e.e)
+	k, err := readKernelFile(e.e)
 	if err != nil {
 		return nil, []error{&KernelError{Path: e.Path, Err: err}}
 	}
-	if !e.opts.keep(k.Key) {
+	if e.e.modulesDir == "" || (e.opts != nil && e.opts.NoModules) || !e.opts.keep(k.Key) {
 		return k, nil
 	}
 	var errs []error
 	if e.modulesErr != nil {
 		errs = append(errs, &KernelError{Path: e.e.modulesDir, Err: e.modulesErr})
+	}
+	// Modules are checked as split BTF over this parse.
+	spec, err := extract.ParseBTF(k.VMLinux, nil)
+	if err != nil {
+		return nil, []error{&KernelError{Path: e.Path, Err: err}}
 	}
 	mods, modErrs := readModules(e.Modules, spec, e.opts.workers())
 	k.Modules = mods
@@ -217,12 +243,13 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 	return ent.Read()
 }
 
-// readKernelFile reads the vmlinux BTF of one corpus file and completes its
-// key from the file's contents.
-func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
+// readKernelFile reads the vmlinux BTF of one corpus file, checks it by
+// parsing it for corereloc (Kernel.Target hands that parse on) and
+// completes its key from the file's contents.
+func readKernelFile(e entry) (*Kernel, error) {
 	data, err := os.ReadFile(e.path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	k := &Kernel{Key: e.key, Path: e.path}
 	switch e.kind {
@@ -237,27 +264,31 @@ func readKernelFile(e entry) (*Kernel, *btfSpec, error) {
 		k.Key = completeKey(k.Key, img.Key())
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	spec, err := extract.ParseBTF(k.VMLinux, nil)
-	if err != nil {
-		return nil, nil, err
+	if k.target, err = corereloc.NewTarget(k.VMLinux, nil); err != nil {
+		return nil, fmt.Errorf("parse BTF: %w", err)
+	}
+	if err := k.checkNames(); err != nil {
+		return nil, err
 	}
 	if k.Key.Arch == "" || k.Key.Release == "" {
-		return nil, nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
+		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
 	}
-	return k, spec, nil
+	return k, nil
 }
 
 // readRawBTF reads raw BTF, compressed as the file name's extension says.
 func readRawBTF(name string, data []byte) ([]byte, error) {
 	if format := extract.FormatFromExt(name); format != extract.FormatNone {
-		var err error
-		if data, err = extract.Decompress(data, format, 0); err != nil {
+		inner, release, err := extract.Decompress(data, format, extract.MaxImage)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
+		data = inner
 	}
-	return extract.WholeBTF(data)
+	return extract.RawBTFFile(data)
 }
 
 // completeKey fills the parts of a key the path did not give from what the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -43,34 +44,54 @@ func orUnknown(s string) string {
 
 // WriteKernel writes a kernel into the corpus rooted at dir, in the
 // BTFHub-archive layout, with its modules as <name>.btf.zst files in the
-// modules directory, and returns the kernel file's path. Every file is
-// written to a temporary name and renamed, so a failure leaves no partial
-// file, and a previous version of the kernel is replaced whole.
+// modules directory, and returns the kernel file's path. The kernel file
+// and the modules directory are written to temporary names and renamed
+// together, so a failure leaves no partial file and the previous version
+// of the kernel is replaced whole.
 func WriteKernel(dir string, k *Kernel) (string, error) {
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
 	}
-	for _, el := range []string{k.Key.Arch, k.Key.Release, orUnknown(k.Key.Distro), orUnknown(k.Key.Version)} {
-		if err := kernelkey.ValidatePathElement(el); err != nil {
+	if err := k.checkNames(); err != nil {
+		return "", fmt.Errorf("write kernel %s: %w", k.Key, err)
+	}
+	file, mods := KernelPath(dir, k.Key), ModulesPath(dir, k.Key)
+	for _, p := range []string{file, mods} {
+		if err := within(dir, p); err != nil {
 			return "", fmt.Errorf("write kernel %s: %w", k.Key, err)
 		}
 	}
-	file := KernelPath(dir, k.Key)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return "", err
 	}
+	var out atomicfile.Set
+	defer out.Abort()
 	if len(k.Modules) > 0 {
-		if err := writeModules(ModulesPath(dir, k.Key), k.Modules); err != nil {
+		err := out.AddDir(mods, func(tmp string) error { return writeModules(tmp, k.Modules) })
+		if err != nil {
 			return "", err
 		}
 	}
-	err := atomicfile.Write(file, func(w io.Writer) error {
+	err := out.Add(file, func(w io.Writer) error {
 		return writeBTFHub(w, k.Key.Release, k.VMLinux)
 	})
 	if err != nil {
 		return "", err
 	}
+	if err := out.Commit(); err != nil {
+		return "", err
+	}
 	return file, nil
+}
+
+// within checks that path stays under root once both are cleaned: the
+// last guard against a path element that walks out of the corpus.
+func within(root, path string) error {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s is outside the corpus root %s", path, root)
+	}
+	return nil
 }
 
 var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
@@ -79,22 +100,12 @@ var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 })
 
-// writeModules writes module BTF into a fresh directory that then replaces
-// dir, so readers see all modules of the previous import or all of this one.
-func writeModules(dir string, mods []Module) (err error) {
+// writeModules writes module BTF, zstd-compressed, into the directory dir.
+func writeModules(dir string, mods []Module) error {
 	enc, err := zstdEncoder()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
 	errs := make([]error, len(mods))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -104,31 +115,9 @@ func writeModules(dir string, mods []Module) (err error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			b := enc.EncodeAll(m.BTF, nil)
-			errs[i] = os.WriteFile(filepath.Join(tmp, m.Name+".btf.zst"), b, 0o644)
+			errs[i] = os.WriteFile(filepath.Join(dir, m.Name+".btf.zst"), b, 0o644)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			os.Rename(old, dir)
-		}
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package apicheck
 import (
 	"fmt"
 	"go/types"
+	"os"
 	"strings"
 	"testing"
 
@@ -22,12 +23,19 @@ func TestNoInternalTypesInPublicAPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks the whole module")
 	}
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes, Dir: "../.."}, module+"/...")
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedTypes, Dir: "../.."}, module+"/...")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
 	for _, p := range pkgs {
+		// go list reads the sources in another process; stat them here so
+		// that go test's cache knows this result depends on them.
+		for _, f := range p.GoFiles {
+			if _, err := os.Stat(f); err != nil {
+				t.Error(err)
+			}
+		}
 		for _, e := range p.Errors {
 			t.Errorf("%s: %v", p.PkgPath, e)
 		}

@@ -62,8 +62,12 @@ func TestWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.wantErr == nil && st.Mode().Perm() != 0o644 {
-				t.Errorf("mode %v, want 0644", st.Mode().Perm())
+			wantMode := os.FileMode(0o644)
+			if tc.old != "" {
+				wantMode = 0o600 // the replaced file's
+			}
+			if st.Mode().Perm() != wantMode {
+				t.Errorf("mode %v, want %v", st.Mode().Perm(), wantMode)
 			}
 			entries, err := os.ReadDir(dir)
 			if err != nil {

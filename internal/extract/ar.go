@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ArMagic starts a Unix ar archive, the outer format of .deb packages.
@@ -57,6 +59,9 @@ func (a *arReader) Next() (string, int64, error) {
 	size, err := strconv.ParseInt(strings.TrimSpace(string(h[48:58])), 10, 64)
 	if err != nil || size < 0 {
 		return "", 0, fmt.Errorf("ar: member %q: bad size %q", name, bytes.TrimSpace(h[48:58]))
+	}
+	if err := kernelkey.ValidatePathElement(name); err != nil {
+		return "", 0, fmt.Errorf("ar: member name: %w", err)
 	}
 	a.remain, a.pad = size, size%2 == 1
 	return name, size, nil

@@ -35,6 +35,15 @@ func WholeBTF(data []byte) ([]byte, error) {
 	return blob, nil
 }
 
+// RawBTFFile is WholeBTF for a raw BTF file's contents, which must fit
+// MaxBTF: what it returns outlives the memory budget's accounting.
+func RawBTFFile(data []byte) ([]byte, error) {
+	if len(data) > MaxBTF {
+		return nil, fmt.Errorf("raw BTF of %d bytes, more than %d MiB: %w", len(data), MaxBTF>>20, ErrTooLarge)
+	}
+	return WholeBTF(data)
+}
+
 // btfMagics are the first four bytes of BTF in either byte order: magic,
 // version, flags 0.
 var btfMagics = [][]byte{

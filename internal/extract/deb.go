@@ -168,14 +168,14 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		if !isImage && !isModule {
 			continue
 		}
-		b, err := readMember(tr, h)
+		b, release, err := readMember(tr, h)
 		if err != nil {
 			return err
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { release(); <-sem; wg.Done() }()
 			if isImage {
 				img := DebImage{Path: p, Release: imageRelease}
 				img.Image, img.Err = FindImageBTF(b)
@@ -197,13 +197,20 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 	return nil
 }
 
-func readMember(tr *tar.Reader, h *tar.Header) ([]byte, error) {
-	if h.Size > MaxDecompressed {
-		return nil, fmt.Errorf("tar member %s: %d bytes is too large", h.Name, h.Size)
+// readMember reads a member whole, charged to the memory budget until
+// release. The header's size is checked against the cap but allocates
+// nothing: the buffer grows with the bytes that arrive.
+func readMember(tr *tar.Reader, h *tar.Header) ([]byte, func(), error) {
+	if h.Size > MaxImage {
+		return nil, nil, fmt.Errorf("tar member %s: %d bytes: %w", h.Name, h.Size, ErrTooLarge)
 	}
-	b := make([]byte, h.Size)
-	if _, err := io.ReadFull(tr, b); err != nil {
-		return nil, fmt.Errorf("tar member %s: %w", h.Name, noEOF(err))
+	b, release, err := readCapped(tr, MaxImage)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tar member %s: %w", h.Name, err)
 	}
-	return b, nil
+	if int64(len(b)) != h.Size {
+		release()
+		return nil, nil, fmt.Errorf("tar member %s: %w", h.Name, io.ErrUnexpectedEOF)
+	}
+	return b, release, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -29,10 +28,6 @@ const (
 	FormatLZMA      = "lzma"
 	FormatLZO       = "lzo"
 )
-
-// MaxDecompressed bounds every decompression: no kernel image, vmlinux or
-// module comes close, and a corrupt or hostile input must not exhaust memory.
-const MaxDecompressed = 1 << 31
 
 var compressionMagics = []struct {
 	format string
@@ -62,114 +57,150 @@ func SniffCompression(data []byte) string {
 	return FormatNone
 }
 
-var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
-		zstd.WithDecoderMaxMemory(MaxDecompressed))
-})
+// zstdDecoders are reused: a decoder's tables are costly to build.
+var zstdDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(MaxImage))
+	if err != nil {
+		panic(err) // only invalid options fail, and these are constant
+	}
+	return d
+}}
 
-// Decompress decodes one whole compressed stream in the given format.
-// sizeHint, when positive, presizes the output. Bytes after the end of the
-// stream are ignored for xz, gzip and lzma; zstd and lz4 take the input as
-// exactly their frames.
-func Decompress(data []byte, format string, sizeHint int) ([]byte, error) {
-	out := bytes.NewBuffer(make([]byte, 0, min(max(sizeHint, 0), MaxDecompressed)))
+// xzReaders keeps xz decoders for reuse: each holds its dictionary (8 MiB
+// for BTFHub's archives, at most maxWindow), which a new decoder would
+// allocate and fault in again for every kernel.
+var xzReaders sync.Pool
+
+// newXZReader returns a decoder of r from the pool, or a new one. Return it
+// with xzReaders.Put once read.
+func newXZReader(r io.Reader) (*xz.Reader, error) {
+	if xr, ok := xzReaders.Get().(*xz.Reader); ok {
+		if err := xr.Reset(r); err != nil {
+			return nil, err
+		}
+		return xr, nil
+	}
+	return xz.NewReader(r, maxWindow)
+}
+
+// Decompress decodes one whole compressed stream in the given format into
+// at most limit bytes, streamed against the cap and the shared memory
+// budget (see readCapped); release gives the bytes back to the budget.
+// No size the stream or its container claims presizes anything. Bytes
+// after the end of the stream are ignored for xz, gzip and lzma; zstd and
+// lz4 take the input as exactly their frames.
+func Decompress(data []byte, format string, limit int64) (out []byte, release func(), err error) {
 	var r io.Reader
 	switch format {
 	case FormatXZ:
-		xr, err := xz.NewReader(bytes.NewReader(data), 0)
+		xr, err := newXZReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, FormatError(FormatXZ, err)
+			return nil, nil, FormatError(FormatXZ, err)
 		}
+		defer xzReaders.Put(xr)
 		xr.Multistream(false)
 		r = xr
 	case FormatZstd:
-		d, err := zstdDecoder()
-		if err != nil {
-			return nil, FormatError(FormatZstd, err)
+		d := zstdDecoders.Get().(*zstd.Decoder)
+		defer zstdDecoders.Put(d)
+		if err := d.Reset(bytes.NewReader(data)); err != nil {
+			return nil, nil, FormatError(FormatZstd, err)
 		}
-		b, err := d.DecodeAll(data, out.Bytes())
-		if err != nil {
-			return nil, FormatError(FormatZstd, err)
-		}
-		return b, nil
+		defer d.Reset(nil)
+		r = d
 	case FormatGzip:
 		gr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, FormatError(FormatGzip, err)
+			return nil, nil, FormatError(FormatGzip, err)
 		}
 		gr.Multistream(false)
 		r = gr
 	case FormatLZ4Legacy:
-		return decompressLZ4Legacy(data, out.Bytes())
+		r = &blockReader{next: lz4LegacyBlocks(data)}
 	case FormatLZ4:
 		r = lz4.NewReader(bytes.NewReader(data))
 	case FormatBzip2:
 		r = bzip2.NewReader(bytes.NewReader(data))
 	case FormatLZMA:
-		lr, err := lzma.NewReader(bytes.NewReader(data))
+		lr, err := lzma.ReaderConfig{DictCap: maxWindow}.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, FormatError(FormatLZMA, err)
+			return nil, nil, FormatError(FormatLZMA, err)
 		}
 		r = lr
 	case FormatLZO:
-		return decompressLZOP(data, out.Bytes())
+		next, err := lzopBlocks(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = &blockReader{next: next}
 	default:
-		return nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
+		return nil, nil, fmt.Errorf("%w: not a known compression", ErrUnknownFormat)
 	}
-	n, err := out.ReadFrom(io.LimitReader(r, MaxDecompressed+1))
+	out, release, err = readCapped(r, limit)
 	if err != nil {
-		return nil, FormatError(format, err)
+		return nil, nil, FormatError(format, err)
 	}
-	if n > MaxDecompressed {
-		return nil, fmt.Errorf("%s: more than %d bytes decompressed", format, MaxDecompressed)
+	return out, release, nil
+}
+
+// blockReader turns a decoder that yields whole blocks into an io.Reader.
+// next returns the next block (valid until the following call) or io.EOF.
+type blockReader struct {
+	next    func() ([]byte, error)
+	pending []byte
+}
+
+func (b *blockReader) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		var err error
+		if b.pending, err = b.next(); err != nil {
+			return 0, err
+		}
 	}
-	return out.Bytes(), nil
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
 }
 
 // lz4LegacyBlock is the uncompressed size of every block but the last in
 // the lz4 legacy frame (lz4 -l), the format the kernel build uses.
 const lz4LegacyBlock = 8 << 20
 
-// decompressLZ4Legacy decodes an lz4 legacy frame: the magic, then blocks of
-// a little-endian 32-bit compressed length and the block. A repeated magic
-// starts a new frame. The frame has no end marker: it ends with the input.
-func decompressLZ4Legacy(data, out []byte) ([]byte, error) {
+// lz4LegacyBlocks decodes an lz4 legacy frame block by block: the magic,
+// then blocks of a little-endian 32-bit compressed length and the block. A
+// repeated magic starts a new frame. The frame has no end marker: it ends
+// with the input.
+func lz4LegacyBlocks(data []byte) func() ([]byte, error) {
 	data = data[4:]
-	for len(data) > 0 {
-		if len(data) < 4 {
-			return nil, fmt.Errorf("lz4: truncated block header")
+	var scratch []byte
+	return func() ([]byte, error) {
+		for {
+			if len(data) == 0 {
+				return nil, io.EOF
+			}
+			if len(data) < 4 {
+				return nil, fmt.Errorf("lz4: truncated block header")
+			}
+			n := binary.LittleEndian.Uint32(data)
+			data = data[4:]
+			if n == 0x184c2102 {
+				continue
+			}
+			if uint64(n) > uint64(len(data)) {
+				return nil, fmt.Errorf("lz4: block of %d bytes, %d left", n, len(data))
+			}
+			if scratch == nil {
+				scratch = make([]byte, lz4LegacyBlock)
+			}
+			m, err := lz4.UncompressBlock(data[:n], scratch)
+			if err != nil {
+				return nil, FormatError(FormatLZ4, err)
+			}
+			data = data[n:]
+			return scratch[:m], nil
 		}
-		n := binary.LittleEndian.Uint32(data)
-		data = data[4:]
-		if n == 0x184c2102 {
-			continue
-		}
-		if uint64(n) > uint64(len(data)) {
-			return nil, fmt.Errorf("lz4: block of %d bytes, %d left", n, len(data))
-		}
-		if len(out)+lz4LegacyBlock > MaxDecompressed {
-			return nil, fmt.Errorf("lz4: more than %d bytes decompressed", MaxDecompressed)
-		}
-		out = growSlice(out, lz4LegacyBlock)
-		m, err := lz4.UncompressBlock(data[:n], out[len(out):len(out)+lz4LegacyBlock])
-		if err != nil {
-			return nil, FormatError(FormatLZ4, err)
-		}
-		out = out[:len(out)+m]
-		data = data[n:]
 	}
-	return out, nil
-}
-
-// growSlice makes room for n more bytes after len(b).
-func growSlice(b []byte, n int) []byte {
-	if cap(b)-len(b) >= n {
-		return b
-	}
-	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
-	copy(nb, b)
-	return nb
 }
 
 // DecompressReader decodes a compressed stream as it is read, for archives
@@ -179,13 +210,14 @@ func DecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 	case FormatNone:
 		return io.NopCloser(r), nil
 	case FormatXZ:
-		xr, err := xz.NewReader(r, 0)
+		xr, err := xz.NewReader(r, maxWindow)
 		if err != nil {
 			return nil, FormatError(FormatXZ, err)
 		}
 		return io.NopCloser(xr), nil
 	case FormatZstd:
-		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDecompressed))
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(MaxImage))
 		if err != nil {
 			return nil, FormatError(FormatZstd, err)
 		}

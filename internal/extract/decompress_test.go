@@ -19,14 +19,14 @@ func TestDecompress(t *testing.T) {
 			if got := SniffCompression(c); got != format {
 				t.Errorf("sniffed %q", got)
 			}
-			out, err := Decompress(c, format, len(btf))
+			out, err := decompressT(c, format)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(out, btf) {
 				t.Error("round trip differs")
 			}
-			if _, err := Decompress(c[:len(c)/2], format, 0); err == nil || !strings.HasPrefix(err.Error(), strings.Split(format, "-")[0]) {
+			if _, err := decompressT(c[:len(c)/2], format); err == nil || !strings.HasPrefix(err.Error(), strings.Split(format, "-")[0]) {
 				t.Errorf("truncated stream: error %v, want one starting with the format", err)
 			}
 		})
@@ -42,4 +42,14 @@ func TestFormatFromExt(t *testing.T) {
 			t.Errorf("FormatFromExt(%q) = %q, want %q", name, got, want)
 		}
 	}
+}
+
+// decompressT decompresses data under the image cap and gives the bytes
+// back to the memory budget at once.
+func decompressT(data []byte, format string) ([]byte, error) {
+	b, release, err := Decompress(data, format, MaxImage)
+	if err == nil {
+		release()
+	}
+	return b, err
 }

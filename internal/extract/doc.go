@@ -5,7 +5,8 @@
 // .BTF.base), the kernel banner (release and distribution), and Debian
 // packages (ar, control and data tarballs).
 //
-// Every decoder bounds its output (MaxDecompressed) and turns malformed
-// input into an error wrapping ErrNoBTF or ErrUnknownFormat where one
-// applies, never a panic. Package corpus builds on it.
+// Every decoder streams its output against a cap (MaxBTF, MaxImage) and a
+// memory budget shared by all readers (memory.go, docs/threat-model.md),
+// and turns malformed input into an error wrapping ErrNoBTF or
+// ErrUnknownFormat where one applies, never a panic. Package corpus builds on it.
 package extract

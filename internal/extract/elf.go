@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"io"
 )
 
 var elfMagic = []byte(elf.ELFMAG)
@@ -29,7 +28,9 @@ func elfSection(data []byte, name string) (b []byte, machine string, err error) 
 	if sec == nil || sec.Type == elf.SHT_NOBITS {
 		return nil, machine, nil
 	}
-	b, err = io.ReadAll(sec.Open())
+	// A compressed section (SHF_COMPRESSED) is decompressed as read, so
+	// the cap holds whatever size its header claims.
+	b, err = ReadAllLimit(sec.Open(), MaxBTF)
 	if err != nil {
 		return nil, machine, fmt.Errorf("read ELF section %s: %w", name, err)
 	}

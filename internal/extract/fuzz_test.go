@@ -72,6 +72,6 @@ func FuzzLZO(f *testing.F) {
 	f.Add([]byte{0x15, 'a', 'b', 'c', 'd', 0x20, 0x04, 0x00, 0x11, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeLZO1X(data, nil, 1<<20)
-		decompressLZOP(append([]byte("\x89LZO\x00\r\n\x1a\n"), data...), nil)
+		decompressT(append([]byte("\x89LZO\x00\r\n\x1a\n"), data...), FormatLZO)
 	})
 }

@@ -51,18 +51,18 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 		return ImageBTF{BTF: e.BTF, Arch: e.Arch, Banner: b}, nil
 
 	case isBzImage(data):
-		payload, format, hint, err := bzImagePayload(data)
+		payload, format, err := bzImagePayload(data)
 		if err != nil {
 			return ImageBTF{}, err
 		}
-		return nestedImage(payload, format, hint, depth, "bzImage payload")
+		return nestedImage(payload, format, depth, "bzImage payload")
 
 	case isZboot(data):
 		payload, format, err := zbootPayload(data)
 		if err != nil {
 			return ImageBTF{}, err
 		}
-		return nestedImage(payload, format, 0, depth, "zboot payload")
+		return nestedImage(payload, format, depth, "zboot payload")
 
 	case HasPrefixAt(data, 56, []byte("ARM\x64")):
 		return flatImage(data, "arm64")
@@ -72,7 +72,7 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 	}
 
 	if format := SniffCompression(data); format != FormatNone && format != FormatLZMA {
-		return nestedImage(data, format, 0, depth, format+" stream")
+		return nestedImage(data, format, depth, format+" stream")
 	}
 	if IsRawBTF(data) {
 		blob, err := WholeBTF(data)
@@ -90,12 +90,15 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 	return ImageBTF{}, fmt.Errorf("%w: not BTF, ELF, a kernel image or a compressed stream", ErrUnknownFormat)
 }
 
-// nestedImage decompresses a payload and looks for BTF inside it.
-func nestedImage(payload []byte, format string, sizeHint, depth int, what string) (ImageBTF, error) {
-	inner, err := Decompress(payload, format, sizeHint)
+// nestedImage decompresses a payload and looks for BTF inside it. The BTF
+// found is a copy, so the decompressed image is given back to the memory
+// budget on return.
+func nestedImage(payload []byte, format string, depth int, what string) (ImageBTF, error) {
+	inner, release, err := Decompress(payload, format, MaxImage)
 	if err != nil {
 		return ImageBTF{}, fmt.Errorf("%s: %w", what, err)
 	}
+	defer release()
 	img, err := findImageBTFDepth(inner, depth+1)
 	if err != nil {
 		return ImageBTF{}, fmt.Errorf("%s (%s): %w", what, format, err)
@@ -138,10 +141,11 @@ func isBzImage(data []byte) bool {
 
 // bzImagePayload cuts the compressed vmlinux out of a bzImage. Every format
 // but gzip is followed by the uncompressed size as a little-endian 32-bit
-// word (the kernel's size_append); it is cut off and returned as a hint.
-func bzImagePayload(data []byte) (payload []byte, format string, sizeHint int, err error) {
+// word (the kernel's size_append); it is cut off and not trusted: the
+// decompression grows with what the payload really holds.
+func bzImagePayload(data []byte) (payload []byte, format string, err error) {
 	if v := binary.LittleEndian.Uint16(data[bzVersion:]); v < 0x208 {
-		return nil, "", 0, fmt.Errorf("bzImage boot protocol %d.%02d predates payload fields (2.08)", v>>8, v&0xff)
+		return nil, "", fmt.Errorf("bzImage boot protocol %d.%02d predates payload fields (2.08)", v>>8, v&0xff)
 	}
 	sects := int(data[bzSetupSects])
 	if sects == 0 {
@@ -150,18 +154,17 @@ func bzImagePayload(data []byte) (payload []byte, format string, sizeHint int, e
 	start := uint64(sects+1)*512 + uint64(binary.LittleEndian.Uint32(data[bzPayloadOffset:]))
 	end := start + uint64(binary.LittleEndian.Uint32(data[bzPayloadLength:]))
 	if end > uint64(len(data)) || end < start+4 {
-		return nil, "", 0, fmt.Errorf("bzImage payload [%d, %d) outside the %d-byte file", start, end, len(data))
+		return nil, "", fmt.Errorf("bzImage payload [%d, %d) outside the %d-byte file", start, end, len(data))
 	}
 	payload = data[start:end]
 	format = SniffCompression(payload)
 	switch format {
 	case FormatNone:
-		return nil, "", 0, fmt.Errorf("%w: bzImage payload compression", ErrUnknownFormat)
+		return nil, "", fmt.Errorf("%w: bzImage payload compression", ErrUnknownFormat)
 	case FormatGzip:
-		return payload, format, 0, nil
+		return payload, format, nil
 	}
-	n := len(payload) - 4
-	return payload[:n], format, int(binary.LittleEndian.Uint32(payload[n:])), nil
+	return payload[:len(payload)-4], format, nil
 }
 
 // EFI zboot images (drivers/firmware/efi/libstub/zboot-header.S): "MZ",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
+	"io"
 )
 
 // LZO is the one payload compression without a maintained pure-Go decoder
@@ -28,10 +29,15 @@ const (
 	lzopCRC32H     = 0x1000
 )
 
-// decompressLZOP decodes an lzop file (all its blocks) and appends the data
-// to out.
-func decompressLZOP(data, out []byte) ([]byte, error) {
-	r := lzopReader{data: data}
+// maxLZOPBlock bounds the uncompressed size of one lzop block: lzop
+// writes 256 KiB blocks and accepts at most 64 MiB.
+const maxLZOPBlock = 64 << 20
+
+// lzopBlocks reads an lzop file's header and returns a function that
+// decodes its blocks one at a time (each valid until the next call), then
+// returns io.EOF.
+func lzopBlocks(data []byte) (func() ([]byte, error), error) {
+	r := &lzopReader{data: data}
 	r.skip(9) // magic, checked by the caller's sniffing
 	version := r.u16()
 	r.u16() // library version
@@ -63,10 +69,11 @@ func decompressLZOP(data, out []byte) ([]byte, error) {
 	if method < 1 || method > 3 {
 		return nil, fmt.Errorf("lzo: method %d is not LZO1X", method)
 	}
-	for {
+	var scratch []byte
+	return func() ([]byte, error) {
 		dstLen := r.u32()
 		if r.err == nil && dstLen == 0 {
-			return out, nil
+			return nil, io.EOF
 		}
 		srcLen := r.u32()
 		var sumD uint32
@@ -88,25 +95,26 @@ func decompressLZOP(data, out []byte) ([]byte, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("lzo: block: %w", r.err)
 		}
-		if srcLen > dstLen || uint64(len(out))+uint64(dstLen) > MaxDecompressed {
+		if srcLen > dstLen || dstLen > maxLZOPBlock {
 			return nil, fmt.Errorf("lzo: block of %d bytes decompressing to %d", srcLen, dstLen)
 		}
-		start := len(out)
-		if srcLen == dstLen {
-			out = append(out, block...)
-		} else {
+		out := block // stored uncompressed
+		if srcLen != dstLen {
+			// Grows with what the block really decodes to, not with dstLen.
 			var err error
-			if out, err = decodeLZO1X(block, out, int(dstLen)); err != nil {
+			if scratch, err = decodeLZO1X(block, scratch[:0], int(dstLen)); err != nil {
 				return nil, err
 			}
+			out = scratch
 		}
-		if got := out[start:]; len(got) != int(dstLen) {
-			return nil, fmt.Errorf("lzo: block decompressed to %d bytes, header says %d", len(got), dstLen)
-		} else if flags&lzopAdler32D != 0 && adler32.Checksum(got) != sumD ||
-			flags&lzopAdler32D == 0 && flags&lzopCRC32D != 0 && crc32.ChecksumIEEE(got) != sumD {
+		if len(out) != int(dstLen) {
+			return nil, fmt.Errorf("lzo: block decompressed to %d bytes, header says %d", len(out), dstLen)
+		} else if flags&lzopAdler32D != 0 && adler32.Checksum(out) != sumD ||
+			flags&lzopAdler32D == 0 && flags&lzopCRC32D != 0 && crc32.ChecksumIEEE(out) != sumD {
 			return nil, errors.New("lzo: checksum mismatch")
 		}
-	}
+		return out, nil
+	}, nil
 }
 
 // lzopReader reads big-endian fields, remembering the first overrun.

@@ -24,7 +24,7 @@ func TestLZOFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decompress(lzo, SniffCompression(lzo), 0)
+	got, err := decompressT(lzo, SniffCompression(lzo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestLZOWithLzop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := Decompress(lzo, FormatLZO, 0)
+				got, err := decompressT(lzo, FormatLZO)
 				if err != nil {
 					t.Fatal(err)
 				}

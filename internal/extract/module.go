@@ -33,13 +33,15 @@ func ModuleName(file string) (string, bool) {
 // for the caller to choose, not a reading. ReadBTF returns both sections.
 func ModuleBTF(file string, data []byte) ([]byte, error) {
 	if format := FormatFromExt(file); format != FormatNone {
-		var err error
-		if data, err = Decompress(data, format, 0); err != nil {
+		inner, release, err := Decompress(data, format, MaxImage)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
+		data = inner
 	}
 	if !strings.Contains(file, ".ko") {
-		return WholeBTF(data)
+		return RawBTFFile(data)
 	}
 	if !IsELF(data) {
 		return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)

@@ -1,6 +1,7 @@
 // Package kerneltest gives tests the real kernel BTF the project ships in
 // testdata/btfhub (BTFHub-archive layout, four Debian kernels on two
-// architectures) and the running kernel's, read once per test binary.
+// architectures) and the running kernel's, read once per test binary and
+// the testdata kernels decompressed once per machine (see readArchive).
 //
 // It reads the archives directly rather than through generator/corpus so
 // that the lowest packages (rawbtf, corereloc, distill) can test against
@@ -9,6 +10,9 @@ package kerneltest
 
 import (
 	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +26,8 @@ import (
 
 	"github.com/therootcompany/xz"
 	"golang.org/x/sys/unix"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 // Kernel is one kernel's raw vmlinux BTF.
@@ -66,13 +72,45 @@ var load = sync.OnceValues(func() ([]Kernel, error) {
 	return kernels, nil
 })
 
+// readArchive returns the BTF of a BTFHub archive. Decompressing xz is
+// most of what reading a kernel costs, and every test binary reads the
+// same four, so the result is cached across processes in a file named by
+// the archive's digest, written atomically.
 func readArchive(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	archive, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	zr, err := xz.NewReader(f, 0)
+	sum := sha256.Sum256(archive)
+	cached := filepath.Join(cacheDir(), hex.EncodeToString(sum[:])+".btf")
+	if b, err := os.ReadFile(cached); err == nil {
+		return b, nil
+	}
+	b, err := unpackArchive(archive)
+	if err != nil {
+		return nil, err
+	}
+	// The cache only saves time: a failure to write it is no test failure.
+	if os.MkdirAll(filepath.Dir(cached), 0o755) == nil {
+		_ = atomicfile.WriteFile(cached, b)
+	}
+	return b, nil
+}
+
+// cacheDir holds decompressed testdata kernels: under the user's cache
+// directory (go clean -cache does not remove it; any file there can be
+// deleted at any time), else the temporary directory.
+func cacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "btfembed-test", "kernels")
+}
+
+// unpackArchive returns the .btf member of a .tar.xz.
+func unpackArchive(archive []byte) ([]byte, error) {
+	zr, err := xz.NewReader(bytes.NewReader(archive), 0)
 	if err != nil {
 		return nil, err
 	}

@@ -108,11 +108,10 @@ func (c *refCoder) decode(code uint64) (uint32, error) {
 	case 1:
 		ref = c.nextNew
 	default:
-		v := int64(c.cur) - unzigzag(code-2)
-		if v < 0 || v > 0xffffffff {
-			return 0, fmt.Errorf("type reference out of range")
+		var err error
+		if ref, err = unrelative(c.cur, code-2, "type reference"); err != nil {
+			return 0, err
 		}
-		ref = uint32(v)
 	}
 	c.seen(ref)
 	return ref, nil
@@ -143,11 +142,10 @@ func (c *nameCoder) encode(off uint32) uint64 {
 func (c *nameCoder) decode(code uint64) (uint32, error) {
 	var off uint32
 	if code != 0 {
-		v := int64(c.next) - unzigzag(code-1)
-		if v < 0 || v > 0xffffffff {
-			return 0, fmt.Errorf("name offset out of range")
+		var err error
+		if off, err = unrelative(c.next, code-1, "name offset"); err != nil {
+			return 0, err
 		}
-		off = uint32(v)
 	}
 	c.seen(off)
 	return off, nil
@@ -166,6 +164,16 @@ func (c *nameCoder) seen(off uint32) {
 
 func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// unrelative undoes a coder's distance: from, less the zigzag-decoded
+// distance, which must land on a u32.
+func unrelative(from uint32, distance uint64, what string) (uint32, error) {
+	v := int64(from) - unzigzag(distance)
+	if v < 0 || v > 0xffffffff {
+		return 0, fmt.Errorf("%s out of range", what)
+	}
+	return uint32(v), nil
+}
 
 // Pack returns the packed form of raw, or false if raw is not BTF the
 // transform handles.

@@ -1,8 +1,6 @@
 package rawbtf
 
 import (
-	"fmt"
-
 	"github.com/cilium/ebpf/btf"
 )
 
@@ -10,63 +8,37 @@ import (
 // It is cilium/ebpf's, so IDs pass between the two without conversion.
 type TypeID = btf.TypeID
 
+//go:generate go tool stringer -type Kind -linecomment
+
 // Kind is the BTF_KIND_* of a type record.
 type Kind uint8
 
 // The BTF kinds, numbered as on the wire.
 const (
-	KindVoid Kind = iota
-	KindInt
-	KindPtr
-	KindArray
-	KindStruct
-	KindUnion
-	KindEnum
-	KindFwd
-	KindTypedef
-	KindVolatile
-	KindConst
-	KindRestrict
-	KindFunc
-	KindFuncProto
-	KindVar
-	KindDatasec
-	KindFloat
-	KindDeclTag
-	KindTypeTag
-	KindEnum64
-	numKnownKinds
+	KindVoid      Kind = iota // void
+	KindInt                   // int
+	KindPtr                   // ptr
+	KindArray                 // array
+	KindStruct                // struct
+	KindUnion                 // union
+	KindEnum                  // enum
+	KindFwd                   // fwd
+	KindTypedef               // typedef
+	KindVolatile              // volatile
+	KindConst                 // const
+	KindRestrict              // restrict
+	KindFunc                  // func
+	KindFuncProto             // func_proto
+	KindVar                   // var
+	KindDatasec               // datasec
+	KindFloat                 // float
+	KindDeclTag               // decl_tag
+	KindTypeTag               // type_tag
+	KindEnum64                // enum64
 )
 
-var kindNames = [...]string{
-	KindVoid:      "void",
-	KindInt:       "int",
-	KindPtr:       "ptr",
-	KindArray:     "array",
-	KindStruct:    "struct",
-	KindUnion:     "union",
-	KindEnum:      "enum",
-	KindFwd:       "fwd",
-	KindTypedef:   "typedef",
-	KindVolatile:  "volatile",
-	KindConst:     "const",
-	KindRestrict:  "restrict",
-	KindFunc:      "func",
-	KindFuncProto: "func_proto",
-	KindVar:       "var",
-	KindDatasec:   "datasec",
-	KindFloat:     "float",
-	KindDeclTag:   "decl_tag",
-	KindTypeTag:   "type_tag",
-	KindEnum64:    "enum64",
-}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
+// numKnownKinds is the number of kinds this package knows, void included.
+const numKnownKinds = KindEnum64 + 1
 
 // IsComposite reports whether k is a struct or union.
 func (k Kind) IsComposite() bool { return k == KindStruct || k == KindUnion }

@@ -52,7 +52,7 @@ func essential(b []byte) []byte {
 func (s *Spec) buildNames() {
 	names := make([]uint64, 0, len(s.offsets)/2)
 	for i, off := range s.offsets {
-		nameOff := s.bo.Uint32(s.types[off:])
+		nameOff := s.u32(s.types[off:])
 		if nameOff == 0 {
 			continue
 		}
@@ -82,7 +82,7 @@ func (s *Spec) TypesByEssentialName(name string) []TypeID {
 	for _, e := range hashRange(s.names, hashName(want)) {
 		id := TypeID(uint32(e))
 		off := s.offsets[id-s.firstID]
-		if bytes.Equal(essential(s.stringBytes(s.bo.Uint32(s.types[off:]))), want) {
+		if bytes.Equal(essential(s.stringBytes(s.u32(s.types[off:]))), want) {
 			ids = append(ids, id)
 		}
 	}
@@ -105,7 +105,7 @@ func (s *Spec) LookupEssentialNames(names []string) map[string][]TypeID {
 	}
 	found := make(map[string][]TypeID)
 	for i, off := range s.offsets {
-		nameOff := s.bo.Uint32(s.types[off:])
+		nameOff := s.u32(s.types[off:])
 		if nameOff == 0 {
 			continue
 		}

@@ -18,6 +18,7 @@ const maxTypeID = 0xfffff
 type Spec struct {
 	raw     []byte
 	bo      binary.ByteOrder
+	big     bool // bo is big-endian: u32 decodes without an interface call
 	hdr     Header
 	types   []byte   // the type section
 	strs    []byte   // the string section
@@ -46,7 +47,7 @@ func Parse(data []byte, base *Spec) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spec{raw: data, bo: bo, hdr: hdr, base: base, firstID: 1}
+	s := &Spec{raw: data, bo: bo, big: bo == binary.BigEndian, hdr: hdr, base: base, firstID: 1}
 	if base != nil {
 		if base.bo != bo {
 			return nil, fmt.Errorf("split BTF is %v but its base is %v", bo, base.bo)
@@ -122,7 +123,10 @@ func (s *Spec) indexTypes() error {
 	}
 	// Most vmlinux records are around 30 bytes; guess to avoid regrowth.
 	s.offsets = make([]uint32, 0, len(s.types)/28+16)
-	// First pass: framing, to learn how many types there are.
+	// First pass: framing, to learn how many types there are, and the
+	// largest name offset and type reference, so that the second pass is
+	// needed only to name what is out of range.
+	var maxName, maxRef uint32
 	for off := 0; off < len(s.types); {
 		id := uint64(s.firstID) + uint64(len(s.offsets))
 		if id > maxTypeID {
@@ -131,7 +135,7 @@ func (s *Spec) indexTypes() error {
 		if len(s.types)-off < 12 {
 			return fmt.Errorf("type %d at offset %d: truncated record", id, off)
 		}
-		info := s.bo.Uint32(s.types[off+4:])
+		info := s.u32(s.types[off+4:])
 		k, vlen := infoKind(info), infoVlen(info)
 		l, ok := s.recordLayout(k)
 		if !ok {
@@ -142,11 +146,15 @@ func (s *Spec) indexTypes() error {
 			return fmt.Errorf("type %d (%v) at offset %d: record of %d bytes overruns the type section", id, k, off, size)
 		}
 		s.offsets = append(s.offsets, uint32(off))
+		n, r := s.maxOffsets(k, vlen, s.types[off:off+size])
+		maxName, maxRef = max(maxName, n), max(maxRef, r)
 		off += size
 	}
-	// Second pass: every name offset and reference in range, so that
-	// accessors never fail later.
 	next := s.NextID()
+	if s.validString(maxName) && TypeID(maxRef) < next {
+		return nil
+	}
+	// Second pass: find the name offset or reference out of range.
 	for i, off := range s.offsets {
 		id := s.firstID + TypeID(i)
 		if err := s.checkRecord(off, next); err != nil {
@@ -156,12 +164,49 @@ func (s *Spec) indexTypes() error {
 	return nil
 }
 
+// maxOffsets returns the largest name offset and the largest type
+// reference of record rec: what checkRecord checks, without the checks.
+func (s *Spec) maxOffsets(k Kind, vlen int, rec []byte) (name, ref uint32) {
+	name = s.u32(rec)
+	if k.hasRef() {
+		ref = s.u32(rec[8:])
+	}
+	body := rec[12:]
+	switch k {
+	case KindArray:
+		ref = max(ref, s.u32(body), s.u32(body[4:]))
+	case KindStruct, KindUnion:
+		for m := range vlen {
+			name = max(name, s.u32(body[12*m:]))
+			ref = max(ref, s.u32(body[12*m+4:]))
+		}
+	case KindEnum:
+		for v := range vlen {
+			name = max(name, s.u32(body[8*v:]))
+		}
+	case KindEnum64:
+		for v := range vlen {
+			name = max(name, s.u32(body[12*v:]))
+		}
+	case KindFuncProto:
+		for p := range vlen {
+			name = max(name, s.u32(body[8*p:]))
+			ref = max(ref, s.u32(body[8*p+4:]))
+		}
+	case KindDatasec:
+		for v := range vlen {
+			ref = max(ref, s.u32(body[12*v:]))
+		}
+	}
+	return name, ref
+}
+
 func (s *Spec) checkRecord(off uint32, next TypeID) error {
 	rec := s.types[off:]
-	nameOff := s.bo.Uint32(rec)
-	info := s.bo.Uint32(rec[4:])
+	nameOff := s.u32(rec)
+	info := s.u32(rec[4:])
 	k, vlen := infoKind(info), infoVlen(info)
-	word := s.bo.Uint32(rec[8:])
+	word := s.u32(rec[8:])
 	body := rec[12:]
 	if !s.validString(nameOff) {
 		return fmt.Errorf("name offset %d out of range", nameOff)
@@ -183,7 +228,7 @@ func (s *Spec) checkRecord(off uint32, next TypeID) error {
 			return err
 		}
 	}
-	u32 := func(i int) uint32 { return s.bo.Uint32(body[4*i:]) }
+	u32 := func(i int) uint32 { return s.u32(body[4*i:]) }
 	switch k {
 	case KindArray:
 		if err := ref("element", u32(0)); err != nil {
@@ -234,6 +279,15 @@ func infoKind(info uint32) Kind { return Kind((info >> 24) & 0x7f) }
 func infoVlen(info uint32) int  { return int(info & 0xffffff) }
 func infoKindFlag(info uint32) bool {
 	return info>>31 == 1
+}
+
+// u32 decodes a word of the blob. Parsing and every accessor decode words
+// by the hundred thousand; binary.ByteOrder's methods are interface calls.
+func (s *Spec) u32(b []byte) uint32 {
+	if s.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
 }
 
 func (s *Spec) validString(off uint32) bool {
@@ -312,17 +366,17 @@ func (s *Spec) Type(id TypeID) (Type, error) {
 
 func (s *Spec) view(id TypeID, off uint32) Type {
 	rec := s.types[off:]
-	info := s.bo.Uint32(rec[4:])
+	info := s.u32(rec[4:])
 	k := infoKind(info)
 	l, _ := s.recordLayout(k)
 	vlen := infoVlen(info)
 	return Type{
 		ID:       id,
 		Kind:     k,
-		Name:     s.str(s.bo.Uint32(rec)),
+		Name:     s.str(s.u32(rec)),
 		Vlen:     vlen,
 		KindFlag: infoKindFlag(info),
-		word:     s.bo.Uint32(rec[8:]),
+		word:     s.u32(rec[8:]),
 		spec:     s,
 		body:     rec[TypeLen : TypeLen+int(l.info)+int(l.elem)*vlen],
 	}

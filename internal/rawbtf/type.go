@@ -76,7 +76,7 @@ func (t Type) Size() uint32 { return t.word }
 // DECL_TAG and TYPE_TAG, and the return type of a FUNC_PROTO.
 func (t Type) Ref() TypeID { return TypeID(t.word) }
 
-func (t Type) u32(i int) uint32 { return t.spec.bo.Uint32(t.body[4*i:]) }
+func (t Type) u32(i int) uint32 { return t.spec.u32(t.body[4*i:]) }
 
 // Int is the encoding of an INT.
 func (t Type) Int() IntEnc {

@@ -27,17 +27,6 @@ import (
 // ones cover the other containers and compressions the kernel build makes,
 // around a small BTF blob made with rawbtf's encoder.
 
-// x86 boot protocol (Documentation/arch/x86/boot.rst) offsets of the setup
-// header fields a bzImage needs.
-const (
-	bzSetupSects    = 0x1f1
-	bzBootFlag      = 0x1fe
-	bzHeaderMagic   = 0x202
-	bzVersion       = 0x206
-	bzPayloadOffset = 0x248
-	bzPayloadLength = 0x24c
-)
-
 // lz4LegacyBlock is the uncompressed size of every block but the last in
 // the kernel's lz4 legacy stream (lib/decompress_unlz4.c).
 const lz4LegacyBlock = 8 << 20
@@ -116,13 +105,15 @@ func VMLinuxELF(tb testing.TB, machine elf.Machine) []byte {
 // MakeBzImage wraps a payload in an x86 boot sector and setup header the
 // way arch/x86/boot/tools/build.c lays them out (one setup sector).
 func MakeBzImage(payload []byte) []byte {
+	// Offsets from Documentation/arch/x86/boot.rst: setup_sects,
+	// boot_flag, header, version, payload_offset, payload_length.
 	img := make([]byte, 2*512, 2*512+len(payload))
-	img[bzSetupSects] = 1
-	binary.LittleEndian.PutUint16(img[bzBootFlag:], 0xaa55)
-	copy(img[bzHeaderMagic:], "HdrS")
-	binary.LittleEndian.PutUint16(img[bzVersion:], 0x20f)
-	binary.LittleEndian.PutUint32(img[bzPayloadOffset:], 0)
-	binary.LittleEndian.PutUint32(img[bzPayloadLength:], uint32(len(payload)))
+	img[0x1f1] = 1
+	binary.LittleEndian.PutUint16(img[0x1fe:], 0xaa55)
+	copy(img[0x202:], "HdrS")
+	binary.LittleEndian.PutUint16(img[0x206:], 0x20f)
+	binary.LittleEndian.PutUint32(img[0x248:], 0)
+	binary.LittleEndian.PutUint32(img[0x24c:], uint32(len(payload)))
 	return append(img, payload...)
 }
 
@@ -199,30 +190,25 @@ var Compressors = map[string]func(tb testing.TB, data []byte) []byte{
 		}
 		return out
 	},
-	"lzo": func(tb testing.TB, data []byte) []byte {
-		if _, err := exec.LookPath("lzop"); err != nil {
-			tb.Skip("lzop command not installed")
-		}
-		cmd := exec.Command("lzop", "-9", "-c")
-		cmd.Stdin = bytes.NewReader(data)
-		out, err := cmd.Output()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return out
-	},
+	"lzo": func(tb testing.TB, data []byte) []byte { return compressCommand(tb, "lzop", "", data) },
 	"bzip2": func(tb testing.TB, data []byte) []byte {
-		if _, err := exec.LookPath("bzip2"); err != nil {
-			tb.Skip("bzip2 command not installed (Go has no bzip2 encoder)")
-		}
-		cmd := exec.Command("bzip2", "-9", "-c")
-		cmd.Stdin = bytes.NewReader(data)
-		out, err := cmd.Output()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return out
+		return compressCommand(tb, "bzip2", " (Go has no bzip2 encoder)", data)
 	},
+}
+
+// compressCommand compresses data with "tool -9 -c", skipping the test
+// where the tool is not installed.
+func compressCommand(tb testing.TB, tool, why string, data []byte) []byte {
+	if _, err := exec.LookPath(tool); err != nil {
+		tb.Skip(tool + " command not installed" + why)
+	}
+	cmd := exec.Command(tool, "-9", "-c")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 // SplitBTF is split BTF over SmallBTF: a struct holding the base's int.
@@ -253,8 +239,8 @@ func ArFile(members ...Section) []byte {
 	return b
 }
 
-// TarGz builds a .tar.gz of regular files.
-func TarGz(tb testing.TB, members ...Section) []byte {
+// Tar builds a tarball of regular files, in order.
+func Tar(members ...Section) []byte {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	for _, m := range members {
@@ -262,7 +248,12 @@ func TarGz(tb testing.TB, members ...Section) []byte {
 		tw.Write(m.Data)
 	}
 	tw.Close()
-	return Compressors["gzip"](tb, b.Bytes())
+	return b.Bytes()
+}
+
+// TarGz builds a .tar.gz of regular files.
+func TarGz(tb testing.TB, members ...Section) []byte {
+	return Compressors["gzip"](tb, Tar(members...))
 }
 
 // MakeDeb builds a kernel package: an arm64 kernel image (Image.gz of the

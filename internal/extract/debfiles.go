@@ -1,0 +1,68 @@
+package extract
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
+
+// DebFiles calls fn, in archive order, with the path (relative, as in
+// "boot/vmlinuz-6.1.0-50-cloud-amd64") and contents of each regular file of
+// a Debian package's data.tar that want accepts. It is how tests take a
+// kernel image and its modules out of a package to boot them.
+func DebFiles(r io.Reader, want func(path string) bool, fn func(path string, data []byte) error) error {
+	ar, err := newArReader(r)
+	if err != nil {
+		return err
+	}
+	for {
+		name, _, err := ar.Next()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: package without data.tar", ErrUnknownFormat)
+		}
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(name, "data.tar") {
+			continue
+		}
+		if err := debDataFiles(ar, FormatFromExt(name), want, fn); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(string, []byte) error) error {
+	dr, err := DecompressReader(r, format)
+	if err != nil {
+		return err
+	}
+	defer dr.Close()
+	tr := tar.NewReader(dr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
+		if h.Typeflag != tar.TypeReg || !want(p) {
+			continue
+		}
+		b, release, err := readMember(tr, h)
+		if err != nil {
+			return err
+		}
+		err = fn(p, b)
+		release()
+		if err != nil {
+			return err
+		}
+	}
+}

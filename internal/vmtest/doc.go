@@ -1,0 +1,35 @@
+// Package vmtest boots real kernel images in qemu to test btfembed the way
+// it is deployed: on a kernel, not against an oracle.
+//
+// A test builds its /init, a static Go program (Build), packs it with the
+// files it needs into a newc initramfs (WriteCPIO), and boots a kernel
+// image with it (Run): qemu-system-x86_64 or qemu-system-aarch64 with TCG
+// (KVM is not assumed), the console on the first serial port, no reboot,
+// panic=-1. The guest calls StartGuest (proc, sysfs, devtmpfs and tracefs
+// mounted, /dev/console as stdio), reports results with Guest.Emit and ends
+// with Guest.Done, which powers off.
+//
+// # Protocol
+//
+// Results travel on the serial console as lines
+//
+//	@btfembed-vmtest {"kind":"<kind>","data":<JSON>}
+//
+// amid kernel messages, which are ignored. The last record of a finished
+// guest is kind "done", with {"error":"..."} if the guest failed. Run
+// returns the records, the whole console and the boot time (qemu start to
+// the first record); a guest that never reports "done" (a Go panic, a
+// kernel panic, a hang past the timeout) is an error wrapping
+// ErrIncomplete. qemu is killed when the test's context ends.
+//
+// Boots run in parallel, one per CPU. Tests call Require first: it skips
+// under -short and where qemu is missing.
+//
+// # The field test
+//
+// TestField (field_test.go) is btfembed's proof on real kernels: it boots
+// every kernel of $BTFEMBED_CORPUS with its BTF hidden and visible, with
+// fieldinit as /init, and compares what loads; field.go holds the layout
+// and records both sides share, and ProgramLoad is the per-program verdict
+// other tools can compare against (-field.out writes them as FieldResult).
+package vmtest

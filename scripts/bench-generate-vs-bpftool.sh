@@ -1,0 +1,120 @@
+#!/bin/sh
+# Compares the CPU time of a cold "btfembed" generate run (every kernel
+# minimized, then verified by cilium/ebpf's btf.CORERelocate against the
+# full BTF; cache off) with a serial "bpftool gen min_core_btf" loop over
+# the same kernels, which verifies nothing.
+#
+# Corpus: 12 kernels of raw BTF in the BTFHub layout, built in a temporary
+# directory: the 4 testdata/btfhub kernels (decompressed), the running
+# kernel's /sys/kernel/btf/vmlinux when readable, and copies of those under
+# other release names up to 12 (same contents; with the cache off every
+# kernel is read, minimized and verified from scratch).
+#
+# Objects (18 on main at the time of writing): testdata/objects/*-el.o, corereloc/testdata/*-el.o,
+# cilium/ebpf's btf/testdata relocs*-el.elf and tags-el.elf, its
+# testdata errors-el.elf and manyprogs-el.elf, and examples/execsnoop's
+# object. bpftool gets those it accepts on every kernel (it gives up on a
+# whole kernel when one relocation is ambiguous: candidates-el.o, and
+# relocs_read_tgt-el.elf, which has no CO-RE relocations). A second line
+# adds testdata/objects/big (33,857 relocations in 408 functions).
+#
+# Both are pinned to CPU 0 (taskset -c 0) and alternate run by run; CPU
+# time is perf's task-clock (user + system, all threads). Prints medians
+# and the ratio btfembed/bpftool.
+#
+# Usage: scripts/bench-generate-vs-bpftool.sh [runs]   (default 5)
+set -eu
+
+runs=${1:-5}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for c in bpftool perf taskset; do
+	command -v "$c" >/dev/null || { echo "$c not installed" >&2; exit 1; }
+done
+(cd "$root" && go build -o "$tmp/btfembed" ./cmd/btfembed)
+cilium=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/cilium/ebpf)
+
+# The corpus.
+hub="$tmp/hub"
+for archive in "$root"/testdata/btfhub/*/*/*/*.btf.tar.xz; do
+	dir=$(dirname "${archive#"$root"/testdata/btfhub/}")
+	mkdir -p "$hub/$dir"
+	tar -xJf "$archive" -C "$hub/$dir"
+done
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	mkdir -p "$hub/host/1/$(uname -m)"
+	cp /sys/kernel/btf/vmlinux "$hub/host/1/$(uname -m)/$(uname -r).btf"
+fi
+n=0
+while [ "$(find "$hub" -name '*.btf' | wc -l)" -lt 12 ]; do
+	for k in $(find "$hub" -name '*.btf' ! -name '*+copy*' | sort); do
+		[ "$(find "$hub" -name '*.btf' | wc -l)" -lt 12 ] || break
+		n=$((n + 1))
+		cp "$k" "${k%.btf}+copy$n.btf"
+	done
+done
+kernels=$(find "$hub" -name '*.btf' | sort)
+
+objs="$root/testdata/objects/*-el.o $root/corereloc/testdata/*-el.o"
+objs="$objs $cilium/btf/testdata/relocs-el.elf $cilium/btf/testdata/relocs_enum-el.elf"
+objs="$objs $cilium/btf/testdata/relocs_read-el.elf $cilium/btf/testdata/relocs_read_tgt-el.elf"
+objs="$objs $cilium/btf/testdata/tags-el.elf $cilium/testdata/errors-el.elf"
+objs="$objs $cilium/testdata/manyprogs-el.elf $root/examples/execsnoop/bpf_x86_bpfel.o"
+# shellcheck disable=SC2086
+objs=$(ls $objs)
+
+# accepted <obj...>: the objects bpftool accepts on every kernel.
+accepted() {
+	for o in "$@"; do
+		ok=1
+		for k in $kernels; do
+			bpftool gen min_core_btf "$k" "$tmp/probe.btf" "$o" >/dev/null 2>&1 || { ok=0; break; }
+		done
+		[ "$ok" = 0 ] || echo "$o"
+	done
+}
+
+# cpu <out> <cmd...>: appends the task-clock of cmd, pinned to CPU 0, in s.
+cpu() {
+	out=$1
+	shift
+	taskset -c 0 perf stat -x, -e task-clock -o "$tmp/perf" "$@" >/dev/null 2>&1
+	awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }' "$tmp/perf" >>"$out"
+}
+
+median() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# compare <label> <obj...>
+compare() {
+	label=$1
+	shift
+	# shellcheck disable=SC2046
+	bobjs=$(accepted "$@")
+	{
+		echo 'set -e'
+		for k in $kernels; do
+			echo "bpftool gen min_core_btf '$k' '$tmp/out.btf' $(echo $bobjs)"
+		done
+	} >"$tmp/loop.sh"
+	rm -f "$tmp/b" "$tmp/e"
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		cpu "$tmp/b" sh "$tmp/loop.sh"
+		cpu "$tmp/e" env BTFEMBED_CACHE=off "$tmp/btfembed" -q -corpus "$hub" -pkg x -output "$tmp/x/x.go" "$@"
+		i=$((i + 1))
+	done
+	b=$(median "$tmp/b")
+	e=$(median "$tmp/e")
+	printf '%-22s %7d %7d %7d %11s %11s %6s\n' "$label" "$(echo "$kernels" | wc -l)" "$#" "$(echo $bobjs | wc -w)" "$b" "$e" \
+		"$(echo "$e $b" | awk '{ printf "%.2f", $1 / $2 }')"
+}
+
+echo "$runs alternating runs per tool, pinned to CPU 0; medians; load: $(uptime | sed 's/.*load/load/')"
+printf '%-22s %7s %7s %7s %11s %11s %6s\n' objects kernels objs bpfobjs bpftool_cpu btfembed_cpu ratio
+# shellcheck disable=SC2086
+compare "objects" $objs
+# shellcheck disable=SC2086
+compare "objects + big" $objs "$root/testdata/objects/big/big-el.o"
+echo "ratio = btfembed CPU / bpftool CPU (lower is better; target <= 0.5)"
