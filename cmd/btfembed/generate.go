@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -276,11 +277,13 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 		}
 	}
 	if f.report != "" {
-		var b strings.Builder
+		// 40 KB of JSON per kernel with a dozen objects: not copied
+		// once more.
+		var b bytes.Buffer
 		if err := res.Report.WriteJSON(&b); err != nil {
 			return err
 		}
-		out.files = append(out.files, outputFile{Path: f.report, Data: []byte(b.String())})
+		out.files = append(out.files, outputFile{Path: f.report, Data: b.Bytes()})
 	}
 	if err := out.write(goFile); err != nil {
 		return err
