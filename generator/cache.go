@@ -28,44 +28,33 @@ import (
 //     compressed), so a kernel is not decompressed from xz again; not for
 //     a kernel stored as raw BTF without modules, which reads faster than
 //     a cached copy;
-//   - the kernel's result for the objects (minimized and distilled blobs,
-//     the report rows), stored only once the oracle accepted it, under the
-//     kernel digest and the objects' digest, so a kernel whose result is
-//     cached is not even read.
+//   - the kernel's result for a set of relocation groups (relocationSet):
+//     minimized and distilled blobs, and what the matching and
+//     cilium/ebpf computed per group against the full BTF, stored only
+//     once the oracle accepted it, so a kernel whose result is cached is
+//     not even read.
 //
 // and per payload, the encoded payload, keyed by its entries.
 //
-// The objects' digest covers what minimization, the oracle and the load
-// prediction depend on: the contents of the objects paired with the
-// kernel's architecture, in order, duplicates dropped. Match resolves
-// relocations object by object (groups never span objects), minimization
-// keeps the union of what every relocation read, and the oracle and the
-// prediction take each program of each object on its own, so an object
-// given twice (a copy under another name) changes neither blob, verdict
-// nor prediction: adding one hits. Any other change to the objects
-// misses, whole: correctness is worth more than finer reuse (a new object
-// brings programs whose load prediction needs the kernel's BTF, even if
-// its relocations are all known). Report rows are stored per distinct
-// object and given the current object names when read back.
+// A result holds nothing per object: the report rows of the current
+// objects are rebuilt from the per-group outcomes, and their load
+// predictions computed on every run against the cached minimized BTF,
+// which the oracle proved gives every group the fixups of the full BTF,
+// with the kernel type IDs of the full BTF put back. So an object whose
+// groups are all known already hits.
 type kernelCache struct {
 	c      *cache.Cache
 	tool   []byte              // digest of the running btfembed and its dependencies
 	byArch map[string]*objects // the objects each kernel architecture pairs with
 
-	sets sync.Map // *objects -> *objectSet
+	sets sync.Map // *objects -> *relocationSet
 
 	// pending maps a kernel's path to its digest while it is processed,
-	// for the result to be stored under; hits maps it to a cached result.
+	// for the result to be stored under; hits maps it to the result
+	// rebuilt from the cache.
 	pending, hits sync.Map
 
 	resultHits, btfHits atomic.Int64
-}
-
-// objectSet is the cache's view of one list of objects.
-type objectSet struct {
-	digest []byte
-	unitOf []int // per object, its index among the distinct ones
-	units  int
 }
 
 func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, error) {
@@ -80,30 +69,15 @@ func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, erro
 	return &kernelCache{c: c, tool: tool[:], byArch: byArch}, nil
 }
 
-// set returns the digest and distinct objects of o.
-func (kc *kernelCache) set(o *objects) (*objectSet, error) {
+// set returns the relocation set of o.
+func (kc *kernelCache) set(o *objects) (*relocationSet, error) {
 	if v, ok := kc.sets.Load(o); ok {
-		return v.(*objectSet), nil
+		return v.(*relocationSet), nil
 	}
-	s := &objectSet{unitOf: make([]int, len(o.names))}
-	seen := map[cache.Key]int{}
-	var parts [][]byte
-	for i, name := range o.names {
-		d, err := kc.c.FileDigest(name)
-		if err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
-		}
-		u, ok := seen[d]
-		if !ok {
-			u = len(seen)
-			seen[d] = u
-			parts = append(parts, d[:])
-		}
-		s.unitOf[i] = u
+	s, err := newRelocationSet(o)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
-	s.units = len(seen)
-	d := cache.NewKey(parts...)
-	s.digest = d[:]
 	kc.sets.Store(o, s)
 	return s, nil
 }
@@ -166,7 +140,7 @@ func (kc *kernelCache) btfKey(kernel cache.Key) cache.Key {
 	return cache.NewKey([]byte("btf"), kernel[:])
 }
 
-func (kc *kernelCache) resultKey(kernel cache.Key, set *objectSet) cache.Key {
+func (kc *kernelCache) resultKey(kernel cache.Key, set *relocationSet) cache.Key {
 	return cache.NewKey([]byte("result"), kernel[:], set.digest)
 }
 
@@ -184,10 +158,11 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 	if o := kc.byArch[e.Key.Arch]; o != nil {
 		if set, err := kc.set(o); err == nil {
 			if data, ok := kc.c.Get(kc.resultKey(kd, set)); ok {
-				if cr, err := decodeResult(data, set.units); err == nil {
-					kc.hits.Store(e.Path, cr)
+				kr, err := o.fromCache(data, set, e.Path)
+				if err == nil {
+					kc.hits.Store(e.Path, kr)
 					kc.resultHits.Add(1)
-					return &corpus.Kernel{Key: cr.Key, Path: e.Path}, nil
+					return &corpus.Kernel{Key: kr.entry.Key, Path: e.Path}, nil
 				}
 			}
 		}
@@ -221,32 +196,13 @@ func storedRaw(k *corpus.Kernel) bool {
 	return err == nil && st.Size() == int64(len(k.VMLinux))
 }
 
-// cached returns the result readEntry found for k, with the current
-// object names in its rows.
-func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool) {
+// cached returns the result readEntry rebuilt for k.
+func (kc *kernelCache) cached(k *corpus.Kernel) (*kernelResult, bool) {
 	v, ok := kc.hits.LoadAndDelete(k.Path)
 	if !ok {
 		return nil, false
 	}
-	set, err := kc.set(o)
-	if err != nil {
-		return nil, false
-	}
-	cr := v.(*cachedResult)
-	rows := make([]objectRows, len(o.names))
-	for i, u := range set.unitOf {
-		rows[i] = cr.Rows[u].named(o.names[i])
-	}
-	kr := &kernelResult{
-		entry:  encode.Entry{Key: k.Key, VMLinux: cr.VMLinux},
-		report: report(k.Key, k.Path, o.names, cr.Types, cr.Bytes, rows),
-		rows:   rows,
-	}
-	kr.report.Modules = cr.ModuleReports
-	for _, m := range cr.Modules {
-		kr.entry.Modules = append(kr.entry.Modules, encode.Module{Name: m.Name, Base: m.Base, Split: m.Split})
-	}
-	return kr, true
+	return v.(*kernelResult), true
 }
 
 // store caches a verified result of a kernel readEntry read.
@@ -262,44 +218,17 @@ func (kc *kernelCache) store(o *objects, k *corpus.Kernel, kr *kernelResult) {
 	cr := &cachedResult{
 		Key: k.Key, VMLinux: kr.entry.VMLinux, Types: kr.report.Types, Bytes: kr.report.Bytes,
 		ModuleReports: kr.report.Modules,
-		Rows:          make([]objectRows, set.units),
 	}
 	for _, m := range kr.entry.Modules {
 		cr.Modules = append(cr.Modules, cachedModule{Name: m.Name, Base: m.Base, Split: m.Split})
 	}
-	for i, u := range set.unitOf {
-		cr.Rows[u] = kr.rows[i].named("")
+	if !cr.fill(o, set, kr) {
+		return
 	}
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(cr); err == nil {
 		kc.c.Put(kc.resultKey(v.(cache.Key), set), b.Bytes())
 	}
-}
-
-// cachedResult is a kernel's result as stored.
-type cachedResult struct {
-	Key           kernelkey.Key // as reading completed it
-	VMLinux       []byte
-	Types, Bytes  int
-	Modules       []cachedModule
-	ModuleReports []ModuleReport
-	Rows          []objectRows // per distinct object, Object fields empty
-}
-
-type cachedModule struct {
-	Name        string
-	Base, Split []byte
-}
-
-func decodeResult(data []byte, units int) (*cachedResult, error) {
-	var cr cachedResult
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cr); err != nil {
-		return nil, err
-	}
-	if len(cr.Rows) != units {
-		return nil, fmt.Errorf("cached result has rows for %d objects, want %d", len(cr.Rows), units)
-	}
-	return &cr, nil
 }
 
 // cachedKernel is a kernel's BTF as stored. Modules are named by their

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -175,5 +176,41 @@ func TestCacheConcurrent(t *testing.T) {
 			})
 		}
 		wg.Wait()
+	}
+}
+
+// TestCacheRelocationGroups: the result cache is keyed by relocation
+// groups, not objects. An object whose groups are all among the others'
+// (testdata/objects/cachehit: fields.c storing elsewhere) hits, and its
+// report rows and load predictions, rebuilt from the cached groups and
+// the cached minimized BTF, are those of a run without cache; an object
+// with a group more misses.
+func TestCacheRelocationGroups(t *testing.T) {
+	objs := testObjects(t)
+	dir := t.TempDir()
+	run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+	for _, tc := range []struct {
+		object string
+		hit    bool
+	}{
+		{"same_groups-el.o", true},
+		{"new_group-el.o", false},
+	} {
+		obj := filepath.Join(kerneltest.Dir(), "objects", "cachehit", tc.object)
+		more := append(slices.Clone(objs), obj)
+		p, r, rep := run(t, Args{Objects: more, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+		sameOutput(t, tc.object, more, p, r)
+		want := 0
+		if tc.hit {
+			want = len(rep.Kernels)
+		}
+		if rep.CachedResults != want {
+			t.Errorf("adding %s: %d of %d kernels from the cache, want %d", tc.object, rep.CachedResults, len(rep.Kernels), want)
+		}
+		for _, k := range rep.Kernels {
+			if !slices.ContainsFunc(k.Programs, func(p ProgramReport) bool { return p.Object == obj }) {
+				t.Errorf("adding %s: no prediction for its programs on %s", tc.object, k.key())
+			}
+		}
 	}
 }

@@ -69,6 +69,13 @@ type kernelResult struct {
 	entry  encode.Entry
 	report KernelReport
 	rows   []objectRows // the report's rows, object by object
+
+	// For the cache, from processing, per object: Match's outcomes, the
+	// kernel type IDs of target_type_id relocations by program and
+	// instruction, and the programs btf.CORERelocate refused.
+	outcomes    [][]corereloc.Outcome
+	typeIDs     []map[string]map[int]uint64
+	unrelocated []map[string]bool
 }
 
 // processCached is process through the cache: a kernel whose result the
@@ -78,12 +85,13 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 	if kc == nil {
 		return o.process(k)
 	}
-	if kr, ok := kc.cached(o, k); ok {
+	if kr, ok := kc.cached(k); ok {
 		return kr, nil
 	}
 	kr, err := o.process(k)
 	if err == nil {
 		kc.store(o, k, kr)
+		kr.outcomes, kr.typeIDs, kr.unrelocated = nil, nil, nil
 	}
 	return kr, err
 }
@@ -124,8 +132,9 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 
 	rows := o.rows(res)
 	kr := &kernelResult{
-		entry: encode.Entry{Key: k.Key, VMLinux: minVmlinux},
-		rows:  rows,
+		entry:    encode.Entry{Key: k.Key, VMLinux: minVmlinux},
+		rows:     rows,
+		outcomes: res.Outcomes,
 	}
 	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever
@@ -163,7 +172,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	if err := o.verify(full, &kr.entry); err != nil {
 		return nil, err
 	}
-	o.predict(k, full, rows)
+	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, rows, nil)
 	for i := range rows {
 		rows[i] = rows[i].named(o.names[i])
 	}
@@ -195,22 +204,9 @@ func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error)
 // verify is the oracle: every program's fixups against the entry, loaded
 // the way the runtime loads it, equal its fixups against the full BTF.
 func (o *objects) verify(fullTargets []*btf.Spec, e *encode.Entry) error {
-
-	min, err := btf.LoadSpecFromReader(bytes.NewReader(e.VMLinux))
+	minTargets, err := minimizedTargets(e)
 	if err != nil {
-		return fmt.Errorf("oracle: cilium/ebpf reads the minimized vmlinux BTF: %w", err)
-	}
-	mods := make([]btfruntime.Module, len(e.Modules))
-	for i, m := range e.Modules {
-		mods[i] = btfruntime.Module(m)
-	}
-	minModules, err := btfruntime.LoadModules(mods, e.VMLinux, min)
-	if err != nil {
-		return fmt.Errorf("oracle: relocate minimized modules onto minimized vmlinux: %w", err)
-	}
-	minTargets := []*btf.Spec{min}
-	for _, m := range e.Modules {
-		minTargets = append(minTargets, minModules[m.Name])
+		return fmt.Errorf("oracle: %w", err)
 	}
 
 	var mismatches []corereloc.Mismatch
@@ -230,4 +226,26 @@ func (o *objects) verify(fullTargets []*btf.Spec, e *encode.Entry) error {
 			ErrVerify, len(mismatches), b.String())
 	}
 	return nil
+}
+
+// minimizedTargets is an entry's BTF as the runtime loads it: vmlinux,
+// then its modules relocated onto it.
+func minimizedTargets(e *encode.Entry) ([]*btf.Spec, error) {
+	min, err := btf.LoadSpecFromReader(bytes.NewReader(e.VMLinux))
+	if err != nil {
+		return nil, fmt.Errorf("cilium/ebpf reads the minimized vmlinux BTF: %w", err)
+	}
+	mods := make([]btfruntime.Module, len(e.Modules))
+	for i, m := range e.Modules {
+		mods[i] = btfruntime.Module(m)
+	}
+	minModules, err := btfruntime.LoadModules(mods, e.VMLinux, min)
+	if err != nil {
+		return nil, fmt.Errorf("relocate minimized modules onto minimized vmlinux: %w", err)
+	}
+	targets := []*btf.Spec{min}
+	for _, m := range e.Modules {
+		targets = append(targets, minModules[m.Name])
+	}
+	return targets, nil
 }

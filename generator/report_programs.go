@@ -10,8 +10,8 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/predict"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrUnloadable is returned, with FailOnUnloadable, when a program is
@@ -43,17 +43,35 @@ const (
 )
 
 // predict predicts every program on one kernel, relocated against its
-// full BTF (equal, for every fixup, to the embedded BTF: the oracle
-// checked that), into each object's rows.
-func (o *objects) predict(k *corpus.Kernel, targets []*btf.Spec, rows []objectRows) {
+// BTF, into each object's rows. targets is the full BTF, or the embedded
+// BTF (equal for every fixup: the oracle checked that) with typeIDs
+// giving, per object and program, the full BTF's kernel type IDs. It
+// returns, per object, the kernel type IDs the relocations took by
+// program and instruction, and the programs whose relocations
+// btf.CORERelocate refused.
+func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, rows []objectRows, typeIDs []map[string]map[int]uint64) ([]map[string]map[int]uint64, []map[string]bool) {
+	ids := make([]map[string]map[int]uint64, len(o.colls))
+	unrelocated := make([]map[string]bool, len(o.colls))
 	for i, coll := range o.colls {
-		for _, p := range predict.Collection(o.names[i], coll, k.Key.String(), targets, &predict.Options{Release: k.Key.Release}) {
+		opts := &predict.Options{Release: k.Release}
+		if typeIDs != nil {
+			opts.KernelTypeIDs = func(program string) map[int]uint64 { return typeIDs[i][program] }
+		}
+		ids[i], unrelocated[i] = map[string]map[int]uint64{}, map[string]bool{}
+		for _, p := range predict.Collection(o.names[i], coll, k.String(), targets, opts) {
 			rows[i].Programs = append(rows[i].Programs, ProgramReport{
 				Object: p.Object, Program: p.Program, Verdict: p.Verdict.String(),
 				Reasons: p.Reasons, Guarded: p.Guarded,
 			})
+			if p.KernelTypeIDs != nil {
+				ids[i][p.Program] = p.KernelTypeIDs
+			}
+			if p.Unrelocated {
+				unrelocated[i][p.Program] = true
+			}
 		}
 	}
+	return ids, unrelocated
 }
 
 // Unloadable counts the programs predicted to fail on some kernel and

@@ -17,10 +17,13 @@ import (
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
 // relocations, then COREFixup.Apply on each instruction. It returns the
-// relocated instructions and, for each poisoned instruction, its
-// relocation described by name. An error is what cilium/ebpf's loader
-// would fail with.
-func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm.Instructions, map[int]string, error) {
+// relocated instructions, for each poisoned instruction its relocation
+// described by name, and the kernel type ID every target_type_id
+// relocation wrote, by instruction index. typeIDs, if not nil, replaces
+// those IDs (see Options.KernelTypeIDs). An error is what cilium/ebpf's
+// loader would fail with; refused says it is CORERelocate's, which
+// depends on the relocations and the targets only, not an instruction's.
+func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ asm.Instructions, _ map[int]string, _ map[int]uint64, refused bool, _ error) {
 	insns := prog.Copy().Instructions
 	var relos []*btf.CORERelocation
 	var at []int
@@ -32,7 +35,7 @@ func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm
 	}
 	poisoned := map[int]string{}
 	if len(relos) == 0 {
-		return insns, poisoned, nil
+		return insns, poisoned, nil, false, nil
 	}
 	bo := prog.ByteOrder
 	if bo == nil {
@@ -41,17 +44,37 @@ func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec) (asm
 	var b btf.Builder
 	fixups, err := btf.CORERelocate(relos, targets, bo, b.Add)
 	if err != nil {
-		return nil, nil, relocationErrors(relos, targets, bo, err)
+		return nil, nil, nil, true, relocationErrors(relos, targets, bo, err)
 	}
+	var ids map[int]uint64
 	for i, f := range fixups {
-		if err := f.Apply(&insns[at[i]]); err != nil {
-			return nil, nil, fmt.Errorf("fixup for %s: %w", describe(relos[i], local), err)
+		ins := &insns[at[i]]
+		if err := f.Apply(ins); err != nil {
+			return nil, nil, nil, false, fmt.Errorf("fixup for %s: %w", describe(relos[i], local), err)
 		}
-		if isPoison(&insns[at[i]]) {
+		switch {
+		case isPoison(ins):
 			poisoned[at[i]] = describe(relos[i], local)
+		case reloKind(relos[i]) == "target_type_id":
+			if id, ok := typeIDs[at[i]]; ok {
+				ins.Constant = int64(id)
+			}
+			if ids == nil {
+				ids = map[int]uint64{}
+			}
+			ids[at[i]] = uint64(ins.Constant)
 		}
 	}
-	return insns, poisoned, nil
+	return insns, poisoned, ids, false, nil
+}
+
+// reloKind is a relocation's kind as cilium/ebpf spells it
+// ("target_type_id"), "" if its String has another form.
+func reloKind(relo *btf.CORERelocation) string {
+	if m := reloString.FindStringSubmatch(relo.String()); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // relocationErrors names every local type whose relocations cilium/ebpf

@@ -19,6 +19,12 @@ type Options struct {
 	// differently. Empty or unparsable: the most cautious assumptions,
 	// which give Unknown more often.
 	Release string
+	// KernelTypeIDs, if set, gives per program (by name) the kernel type
+	// ID each target_type_id relocation (by instruction index) takes on
+	// the kernel, replacing the ID in targets: targets may then be a
+	// minimized BTF, whose fixups equal the full BTF's but whose type IDs
+	// are its own.
+	KernelTypeIDs func(program string) map[int]uint64
 }
 
 // Collection predicts every program of an object (coll, as read by
@@ -34,23 +40,29 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
-		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, m)
+		var ids map[int]uint64
+		if opts.KernelTypeIDs != nil {
+			ids = opts.KernelTypeIDs(name)
+		}
+		p.Verdict, p.Reasons, p.Guarded, p.KernelTypeIDs, p.Unrelocated = program(coll.Programs[name], coll.Types, targets, ids, m)
 		out = append(out, p)
 	}
 	return out
 }
 
-// program predicts one program.
-func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, m model) (Verdict, []string, []string) {
-	insns, poison, err := relocate(prog, local, targets)
+// program predicts one program; it also returns the kernel type IDs its
+// relocations took and whether btf.CORERelocate refused its relocations.
+func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, m model) (Verdict, []string, []string, map[int]uint64, bool) {
+	insns, poison, ids, refused, err := relocate(prog, local, targets, typeIDs)
 	if err != nil {
 		var reasons []string
 		for _, line := range strings.Split(err.Error(), "\n") {
 			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
 		}
-		return Fails, reasons, nil
+		return Fails, reasons, nil, nil, refused
 	}
-	return judge(insns, prog.Instructions, poison, m)
+	v, reasons, guarded := judge(insns, prog.Instructions, poison, m)
+	return v, reasons, guarded, ids, false
 }
 
 // judge walks relocated instructions and says which poisoned ones the

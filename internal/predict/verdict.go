@@ -38,6 +38,13 @@ type Prediction struct {
 	// Guarded lists the poisoned instructions that cannot be reached:
 	// CO-RE guards doing their job.
 	Guarded []string
+	// KernelTypeIDs is the kernel type ID each target_type_id relocation
+	// took, by instruction index; Unrelocated says btf.CORERelocate
+	// refused the program's relocations (Reasons give its errors). Both
+	// let a caller reuse what a prediction depends on (see
+	// Options.KernelTypeIDs).
+	KernelTypeIDs map[int]uint64
+	Unrelocated   bool
 }
 
 func (p Prediction) String() string {

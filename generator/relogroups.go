@@ -1,0 +1,207 @@
+package generator
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/cache"
+)
+
+// relocationSet is some objects' relocations as minimization, the oracle
+// and the load prediction depend on them: groups, each described by its
+// content (the local type's BTF shape, not its ID, and the distinct
+// access strings and kinds), never by the object holding it.
+//
+// Two groupings count. Match picks one candidate per function and local
+// type (corereloc's score), and what minimization keeps follows from
+// those picks. cilium/ebpf, in the oracle and the load prediction, picks
+// one per program and local type (btf.CORERelocate's coreCalculateFixups).
+// A group's outcome on a kernel depends on nothing else, so objects whose
+// groups are all among those of a set minimize to the same blobs and
+// relocate to the same fixups, and their digest is the set's.
+type relocationSet struct {
+	digest []byte
+	// outcome[i][j] names, in a cached result, the outcome of the
+	// relocation o.relos[i].Relocations[j]: its Match group, access, kind.
+	// function[i][j] names its function by every relocation's outcome
+	// name in order: Match fails a whole function when one of its groups
+	// fails, so such a function's outcomes are cached under this name.
+	outcome, function [][]string
+	// groups[i][program] are a program's cilium/ebpf groups in local type
+	// ID order; program[i][program] names the list: the errors of a
+	// program btf.CORERelocate refuses depend on it, in that order.
+	groups  []map[string][]string
+	program []map[string]string
+	// typeID[i][program][insn] names the kernel type ID of a
+	// target_type_id relocation: its cilium/ebpf group and access.
+	typeID []map[string]map[int]string
+}
+
+// reloFields parses cilium/ebpf's CORERelocation.String (btf/ext_info.go
+// in v0.22.0), its only exported view of kind, access and local type ID:
+// "CORERelocation(byte_off, Struct:"task_struct"[0:211], local_id=5)".
+var reloFields = regexp.MustCompile(`^CORERelocation\(([a-z0-9_]+), .*\[([0-9:]*)\], local_id=([0-9]+)\)$`)
+
+// newRelocationSet describes the relocations of o.
+func newRelocationSet(o *objects) (*relocationSet, error) {
+	n := len(o.relos)
+	s := &relocationSet{
+		outcome: make([][]string, n), function: make([][]string, n),
+		groups: make([]map[string][]string, n), program: make([]map[string]string, n),
+		typeID: make([]map[string]map[int]string, n),
+	}
+	all := map[string]bool{}
+	for i, obj := range o.relos {
+		local := o.colls[i].Types
+		shapes := map[btf.TypeID]string{}
+		shape := func(id btf.TypeID) (string, error) {
+			if d, ok := shapes[id]; ok {
+				return d, nil
+			}
+			d, err := typeShape(local, id)
+			if err != nil {
+				return "", fmt.Errorf("%s: local type %d: %w", o.names[i], id, err)
+			}
+			shapes[id] = d
+			return d, nil
+		}
+
+		// Match's groups: function and local type.
+		type fn struct {
+			section, program string
+			typ              btf.TypeID
+		}
+		members := map[fn][]string{}
+		unnamed := map[fn]bool{}
+		for _, r := range obj.Relocations {
+			g := fn{r.Section, r.Program, r.TypeID}
+			members[g] = append(members[g], r.Access+"\x00"+r.Kind.String())
+			unnamed[g] = r.TypeName == ""
+		}
+		digests := map[fn]string{}
+		for g, m := range members {
+			sh, err := shape(g.typ)
+			if err != nil {
+				return nil, err
+			}
+			if unnamed[g] {
+				// Match's error for an anonymous local type names its ID.
+				sh += fmt.Sprintf("\x00id %d", g.typ)
+			}
+			d := groupDigest("match", obj.ByteOrder.String(), sh, m, true)
+			digests[g] = d
+			all[d] = true
+		}
+		s.outcome[i] = make([]string, len(obj.Relocations))
+		byFunction := map[[2]string][]string{}
+		for j, r := range obj.Relocations {
+			s.outcome[i][j] = digests[fn{r.Section, r.Program, r.TypeID}] + "\x00" + r.Access + "\x00" + r.Kind.String()
+			f := [2]string{r.Section, r.Program}
+			byFunction[f] = append(byFunction[f], s.outcome[i][j])
+		}
+		functions := map[[2]string]string{}
+		for f, outs := range byFunction {
+			functions[f] = groupDigest("function", f[0], f[1], outs, false)
+		}
+		s.function[i] = make([]string, len(obj.Relocations))
+		for j, r := range obj.Relocations {
+			s.function[i][j] = functions[[2]string{r.Section, r.Program}]
+		}
+
+		// cilium/ebpf's groups: program and local type.
+		s.typeID[i], s.groups[i], s.program[i] = map[string]map[int]string{}, map[string][]string{}, map[string]string{}
+		for name, prog := range o.colls[i].Programs {
+			type relo struct {
+				insn         int
+				kind, access string
+			}
+			byType := map[btf.TypeID][]relo{}
+			for k := range prog.Instructions {
+				cr := btf.CORERelocationMetadata(&prog.Instructions[k])
+				if cr == nil {
+					continue
+				}
+				m := reloFields.FindStringSubmatch(cr.String())
+				if m == nil {
+					return nil, fmt.Errorf("%s: program %s: unexpected relocation %s", o.names[i], name, cr)
+				}
+				var id btf.TypeID
+				if _, err := fmt.Sscan(m[3], &id); err != nil {
+					return nil, fmt.Errorf("%s: program %s: relocation %s: %w", o.names[i], name, cr, err)
+				}
+				byType[id] = append(byType[id], relo{k, m[1], m[2]})
+			}
+			order := "native"
+			if prog.ByteOrder != nil {
+				order = prog.ByteOrder.String()
+			}
+			for _, id := range slices.Sorted(maps.Keys(byType)) {
+				rs := byType[id]
+				sh, err := shape(id)
+				if err != nil {
+					return nil, err
+				}
+				var m []string
+				for _, r := range rs {
+					m = append(m, r.access+"\x00"+r.kind)
+				}
+				d := groupDigest("cilium", order, sh, m, true)
+				all[d] = true
+				s.groups[i][name] = append(s.groups[i][name], d)
+				for _, r := range rs {
+					if r.kind != "target_type_id" {
+						continue
+					}
+					if s.typeID[i][name] == nil {
+						s.typeID[i][name] = map[int]string{}
+					}
+					s.typeID[i][name][r.insn] = d + "\x00" + r.access
+				}
+			}
+			s.program[i][name] = groupDigest("program", order, "", s.groups[i][name], false)
+		}
+	}
+	parts := [][]byte{[]byte("relocation groups")}
+	for _, d := range slices.Sorted(maps.Keys(all)) {
+		parts = append(parts, []byte(d))
+	}
+	k := cache.NewKey(parts...)
+	s.digest = k[:]
+	return s, nil
+}
+
+// groupDigest describes a group by its content: who groups (what),
+// the byte order, the local type's shape and its members, as a set or
+// (not distinct) as a list.
+func groupDigest(what, order, shape string, members []string, distinct bool) string {
+	if distinct {
+		members = slices.Compact(slices.Sorted(slices.Values(members)))
+	}
+	k := cache.NewKey([]byte(what), []byte(order), []byte(shape), []byte(strings.Join(members, "\x01")))
+	return hex.EncodeToString(k[:])
+}
+
+// typeShape is a local type as BTF on its own: the type and every type it
+// refers to, numbered from 1 in the order reached, so that equal types in
+// different objects (or at different IDs) have equal shapes.
+func typeShape(local *btf.Spec, id btf.TypeID) (string, error) {
+	typ, err := local.TypeByID(id)
+	if err != nil {
+		return "", err
+	}
+	var b btf.Builder
+	if _, err := b.Add(typ); err != nil {
+		return "", err
+	}
+	raw, err := b.Marshal(nil, nil)
+	if err != nil {
+		return "", err
+	}
+	return string(raw), nil
+}
