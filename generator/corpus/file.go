@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -35,7 +36,7 @@ type File struct {
 // Errors name the file and wrap ErrNoBTF or ErrUnknownFormat where one
 // applies.
 func ReadBTF(path string) (*File, error) {
-	data, err := extract.ReadFile(path, extract.MaxImage)
+	data, err := regfile.ReadFile(path, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}

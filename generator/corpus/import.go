@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -236,7 +237,7 @@ func hostKey(root string) kernelkey.Key {
 
 // osRelease reads ID and VERSION_ID from an os-release(5) file.
 func osRelease(file string) (id, version string) {
-	data, err := extract.ReadFile(file, 64<<10)
+	data, err := regfile.ReadFile(file, 64<<10)
 	if err != nil {
 		return "", ""
 	}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
-	"syscall"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // Caps on what one untrusted input can make this package hold. They come
@@ -40,7 +40,7 @@ const (
 
 // ErrTooLarge is wrapped by the errors for an input that decompresses, or
 // claims to decompress, past one of the caps above.
-var ErrTooLarge = errors.New("larger than the cap")
+var ErrTooLarge = regfile.ErrTooLarge
 
 // ErrMemoryBudget is wrapped when the inputs read in parallel together
 // need more than the shared memory budget: every reader holding memory is
@@ -174,34 +174,6 @@ func ReadAllLimit(r io.Reader, limit int64) ([]byte, error) {
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("more than %d MiB: %w", limit>>20, ErrTooLarge)
-	}
-	return b, nil
-}
-
-// ReadFile reads a whole input file of at most limit bytes (MaxImage for
-// a kernel image, a package member or a corpus file). The file must be a
-// regular file: it is opened non-blocking and checked with fstat before it
-// is read, so a FIFO or device in a corpus cannot hang or flood a run, and
-// a file larger than limit is refused before anything is allocated.
-func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d MiB: %w", path, fi.Size(), limit>>20, ErrTooLarge)
-	}
-	b, err := ReadAllLimit(f, limit)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
 }
