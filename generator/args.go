@@ -28,6 +28,9 @@ func (args *Args) check() error {
 	if _, err := path.Match(args.Kernels, ""); err != nil {
 		return fmt.Errorf("kernels pattern %q: %w", args.Kernels, err)
 	}
+	if args.Shards < 0 || args.Shards > 0 && (args.Shard < 0 || args.Shard >= args.Shards) {
+		return fmt.Errorf("shard %d of %d does not exist", args.Shard, args.Shards)
+	}
 	return nil
 }
 

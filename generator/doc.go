@@ -29,4 +29,12 @@
 // package's encoder, which owns the payload format, then wrapped in Go
 // source by Emit. The same inputs give the same bytes whatever the number
 // of workers.
+//
+// With Args.CacheDir, a kernel whose files and objects were seen before
+// is not processed again: its verified result comes from the cache, and a
+// kernel whose BTF was read before (but not for these objects) is not
+// decompressed again (docs/cache.md). With Args.Shards, one run processes
+// one shard of the corpus and Result.WritePart saves it; Merge joins the
+// parts into what one run gives (docs/sharding.md). Neither changes a
+// byte of the output.
 package generator

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,14 @@ type Args struct {
 	// Progress receives progress while kernels are processed; nil for
 	// none.
 	Progress Progress
+	// CacheDir is the directory of the cache that spares a rerun the
+	// kernels it has seen (see internal/cache); "" runs without one. The
+	// command takes it from $BTFEMBED_CACHE.
+	CacheDir string
+	// Shard and Shards process only the kernels of one shard out of
+	// Shards (corpus.ShardOf); Result.WritePart writes what Merge joins.
+	// Shards 0 processes the whole corpus.
+	Shard, Shards int
 }
 
 // Result is the output of Generate.
@@ -56,6 +65,8 @@ type Result struct {
 	Warnings []string
 
 	entries []encode.Entry // sorted by key, as in Payload
+	shard   shardInfo
+	kc      *kernelCache // nil without a cache
 }
 
 // ErrNoKernels is returned when the corpus yields no usable kernel.
@@ -88,6 +99,12 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var kc *kernelCache
+	if args.CacheDir != "" {
+		if kc, err = openKernelCache(args.CacheDir, byArch); err != nil {
+			return nil, err
+		}
+	}
 	workers := args.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -118,7 +135,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 					progress.Done(k.Key.String(), nil)
 					continue
 				}
-				kr, err := objs.process(k)
+				kr, err := objs.processCached(kc, k)
 				if err != nil {
 					cancel(fmt.Errorf("kernel %s (%s): %w", k.Key, k.Path, err))
 					progress.Done(k.Key.String(), err)
@@ -133,8 +150,13 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 
 	removed := filterCount{}
-	opts := &corpus.Options{Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
-		Found: progress.Total, Filtered: removed.add}
+	opts := &corpus.Options{
+		Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
+		Found: progress.Total, Filtered: removed.add, Shard: args.Shard, Shards: args.Shards,
+	}
+	if kc != nil {
+		opts.ReadEntry = kc.readEntry
+	}
 	var readErr error
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
@@ -163,10 +185,27 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if readErr != nil {
 		return nil, readErr
 	}
-	if len(results) == 0 {
+	if len(results) == 0 && args.Shards <= 1 {
 		return nil, noKernels(args, arches, removed, len(skipped))
 	}
+	res, err := assemble(args.Objects, results, skipped, kc)
+	if err != nil {
+		return nil, err
+	}
+	res.shard = shardInfo{Shard: args.Shard, Shards: max(args.Shards, 1)}
+	if kc != nil {
+		res.Report.CachedResults = int(kc.resultHits.Load())
+		res.Report.CachedBTF = int(kc.btfHits.Load())
+	}
+	res.Report.Duration = time.Since(start)
+	res.Warnings = objectWarnings(all)
+	return res, nil
+}
 
+// assemble sorts the kernels' results, refuses a kernel found twice, and
+// encodes the payload and the report; Generate and Merge share it, so a
+// merge of shards gives the bytes one run gives.
+func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *kernelCache) (*Result, error) {
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
 	for i := 1; i < len(results); i++ {
 		if results[i].entry.Key == results[i-1].entry.Key {
@@ -174,27 +213,29 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 				results[i].entry.Key, results[i-1].report.Path, results[i].report.Path)
 		}
 	}
+	// Skipped entries come from the corpus stream in an order that
+	// depends on which kernels share the run; sorted, they do not.
+	slices.SortStableFunc(skipped, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	entries := make([]encode.Entry, len(results))
-	report := &Report{Objects: args.Objects, Skipped: skipped}
+	report := &Report{Objects: objects, Skipped: skipped}
 	for i, r := range results {
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
 	}
-	res, err := encodeResult(entries, report)
-	if err != nil {
-		return nil, err
-	}
-	report.Duration = time.Since(start)
-	res.Warnings = objectWarnings(all)
-	return res, nil
+	return encodeResult(entries, report, kc)
 }
 
 // encodeResult writes the payload of entries and completes the report's size
 // figures.
-func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
+func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Result, error) {
 	var payload bytes.Buffer
-	if err := encode.Write(&payload, entries, nil); err != nil {
-		return nil, fmt.Errorf("encode payload: %w", err)
+	if data, ok := kc.payload(entries); ok {
+		payload.Write(data)
+	} else {
+		if err := encode.Write(&payload, entries, nil); err != nil {
+			return nil, fmt.Errorf("encode payload: %w", err)
+		}
+		kc.storePayload(entries, payload.Bytes())
 	}
 	blobs := map[string]bool{}
 	for _, e := range entries {
@@ -202,7 +243,7 @@ func encodeResult(entries []encode.Entry, report *Report) (*Result, error) {
 	}
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()
-	return &Result{Payload: payload.Bytes(), Report: report, entries: entries}, nil
+	return &Result{Payload: payload.Bytes(), Report: report, entries: entries, kc: kc}, nil
 }
 
 // ForArch is the part of the result for the kernels of one architecture
@@ -231,7 +272,7 @@ func (r *Result) ForArch(arch string) (*Result, error) {
 	slices.SortFunc(report.Objects, func(a, b string) int {
 		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
 	})
-	res, err := encodeResult(entries, report)
+	res, err := encodeResult(entries, report, r.kc)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}

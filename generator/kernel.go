@@ -21,6 +21,18 @@ type objects struct {
 	names []string               // the objects as the user named them
 	relos []*corereloc.Object    // relocations, for matching
 	colls []*ebpf.CollectionSpec // programs, for the oracle
+	// objectOf maps every relocation to the index of its object.
+	objectOf map[*corereloc.Relocation]int
+}
+
+// indexRelocations fills objectOf.
+func (o *objects) indexRelocations() {
+	o.objectOf = map[*corereloc.Relocation]int{}
+	for i, obj := range o.relos {
+		for j := range obj.Relocations {
+			o.objectOf[&obj.Relocations[j]] = i
+		}
+	}
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -36,6 +48,7 @@ func loadObjects(paths []string) (*objects, error) {
 		}
 		o.colls = append(o.colls, coll)
 	}
+	o.indexRelocations()
 	return o, nil
 }
 
@@ -47,6 +60,7 @@ func (o *objects) subset(indices []int) *objects {
 		s.relos = append(s.relos, o.relos[i])
 		s.colls = append(s.colls, o.colls[i])
 	}
+	s.indexRelocations()
 	return s
 }
 
@@ -54,6 +68,24 @@ func (o *objects) subset(indices []int) *objects {
 type kernelResult struct {
 	entry  encode.Entry
 	report KernelReport
+	rows   []objectRows // the report's rows, object by object
+}
+
+// processCached is process through the cache: a kernel whose result the
+// cache holds is not processed, and a new result is stored once it is
+// verified. kc may be nil.
+func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
+	if kc == nil {
+		return o.process(k)
+	}
+	if kr, ok := kc.cached(o, k); ok {
+		return kr, nil
+	}
+	kr, err := o.process(k)
+	if err == nil {
+		kc.store(o, k, kr)
+	}
+	return kr, err
 }
 
 // process minimizes, distills and verifies one kernel.
@@ -90,10 +122,12 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
 	}
 
+	rows := o.rows(res)
 	kr := &kernelResult{
-		entry:  encode.Entry{Key: k.Key, VMLinux: minVmlinux},
-		report: o.report(k, res, minSpec),
+		entry: encode.Entry{Key: k.Key, VMLinux: minVmlinux},
+		rows:  rows,
 	}
+	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.
 	var minBase *distill.Base
@@ -129,7 +163,13 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	if err := o.verify(full, &kr.entry); err != nil {
 		return nil, err
 	}
-	kr.report.Programs = o.predict(k, full)
+	o.predict(k, full, rows)
+	for i := range rows {
+		rows[i] = rows[i].named(o.names[i])
+	}
+	modReports := kr.report.Modules
+	kr.report = report(k.Key, k.Path, o.names, types, bytes, rows)
+	kr.report.Modules = modReports
 	return kr, nil
 }
 

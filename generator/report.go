@@ -10,10 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unique"
 
 	"github.com/btfembed/btfembed/corereloc"
-	"github.com/btfembed/btfembed/generator/corpus"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -34,6 +33,12 @@ type Report struct {
 	Blobs        int           `json:"blobs"`
 	PayloadBytes int           `json:"payload_bytes"`
 	Duration     time.Duration `json:"-"`
+	// CachedResults counts kernels whose result came from the cache,
+	// CachedBTF kernels whose BTF did (and were minimized and verified
+	// again). Neither is in the JSON, which is the same with a cache
+	// or without.
+	CachedResults int `json:"-"`
+	CachedBTF     int `json:"-"`
 }
 
 // KernelReport is one kernel's coverage and load prediction.
@@ -90,35 +95,100 @@ type Skipped struct {
 	Error string `json:"error"`
 }
 
-func (o *objects) report(k *corpus.Kernel, res *corereloc.Result, min *rawbtf.Spec) KernelReport {
-	kr := KernelReport{
-		Arch: k.Key.Arch, Release: k.Key.Release, Distro: k.Key.Distro, Version: k.Key.Version,
-		Path:    k.Path,
-		Objects: o.names,
-		Types:   int(min.NextID() - 1),
-		Bytes:   len(min.Raw()),
-	}
+// objectRows are one object's report rows on one kernel.
+type objectRows struct {
+	Unresolved    []RelocationReport
+	KernelTypeIDs []RelocationReport
+	Programs      []ProgramReport
+}
+
+// rows lists, object by object, the relocations that do not resolve and
+// those that need the kernel's own type IDs; predict adds the programs.
+func (o *objects) rows(res *corereloc.Result) []objectRows {
+	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
 		for j, r := range obj.Relocations {
 			out := res.Outcomes[i][j]
+			if out.Status == corereloc.Resolved {
+				continue
+			}
 			rel := RelocationReport{
 				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+				Status: statusWord(out),
 			}
-			if out.Status != corereloc.Resolved {
-				rel.Status = statusWord(out)
-				if out.Err != nil {
-					rel.Reason = out.Err.Error()
-				}
-				kr.Unresolved = append(kr.Unresolved, rel)
+			if out.Err != nil {
+				rel.Reason = out.Err.Error()
 			}
+			rows[i].Unresolved = append(rows[i].Unresolved, rel)
 		}
 	}
 	for _, r := range res.KernelTypeIDs() {
-		kr.KernelTypeIDs = append(kr.KernelTypeIDs, RelocationReport{
-			Object: r.Object, Section: r.Section, InsnOff: r.InsnOff,
+		i := o.objectOf[r]
+		rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, RelocationReport{
+			Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
 			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 		})
+	}
+	return rows
+}
+
+// named returns the rows with their Object fields set to name. Their
+// strings are interned: most kernels repeat the same rows, and a run
+// holds every kernel's rows until the report is written.
+func (r objectRows) named(name string) objectRows {
+	rels := func(rows []RelocationReport) []RelocationReport {
+		if len(rows) == 0 {
+			return nil
+		}
+		out := make([]RelocationReport, len(rows))
+		for i, r := range rows {
+			r.Object = name
+			for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
+				*f = unique.Make(*f).Value()
+			}
+			out[i] = r
+		}
+		return out
+	}
+	out := objectRows{Unresolved: rels(r.Unresolved), KernelTypeIDs: rels(r.KernelTypeIDs)}
+	if len(r.Programs) > 0 {
+		out.Programs = make([]ProgramReport, len(r.Programs))
+		for i, p := range r.Programs {
+			p.Object = name
+			p.Program = unique.Make(p.Program).Value()
+			p.Verdict = unique.Make(p.Verdict).Value()
+			p.Reasons = internAll(p.Reasons)
+			p.Guarded = internAll(p.Guarded)
+			out.Programs[i] = p
+		}
+	}
+	return out
+}
+
+// internAll returns ss with every string interned.
+func internAll(ss []string) []string {
+	if len(ss) == 0 {
+		return ss
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = unique.Make(s).Value()
+	}
+	return out
+}
+
+// report is a kernel's coverage and load prediction: the size of its
+// minimized vmlinux BTF and the rows of every object, in object order.
+func report(k kernelkey.Key, path string, objects []string, types, bytes int, rows []objectRows) KernelReport {
+	kr := KernelReport{
+		Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version,
+		Path: path, Objects: objects, Types: types, Bytes: bytes,
+	}
+	for _, r := range rows {
+		kr.Unresolved = append(kr.Unresolved, r.Unresolved...)
+		kr.KernelTypeIDs = append(kr.KernelTypeIDs, r.KernelTypeIDs...)
+		kr.Programs = append(kr.Programs, r.Programs...)
 	}
 	return kr
 }

@@ -44,18 +44,16 @@ const (
 
 // predict predicts every program on one kernel, relocated against its
 // full BTF (equal, for every fixup, to the embedded BTF: the oracle
-// checked that).
-func (o *objects) predict(k *corpus.Kernel, targets []*btf.Spec) []ProgramReport {
-	var out []ProgramReport
+// checked that), into each object's rows.
+func (o *objects) predict(k *corpus.Kernel, targets []*btf.Spec, rows []objectRows) {
 	for i, coll := range o.colls {
 		for _, p := range predict.Collection(o.names[i], coll, k.Key.String(), targets, &predict.Options{Release: k.Key.Release}) {
-			out = append(out, ProgramReport{
+			rows[i].Programs = append(rows[i].Programs, ProgramReport{
 				Object: p.Object, Program: p.Program, Verdict: p.Verdict.String(),
 				Reasons: p.Reasons, Guarded: p.Guarded,
 			})
 		}
 	}
-	return out
 }
 
 // Unloadable counts the programs predicted to fail on some kernel and

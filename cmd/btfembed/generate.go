@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/cache"
 )
 
 const generateHelp = `Usage: btfembed [flags] [object or glob...]
@@ -46,6 +48,12 @@ ones, and every relocation that does not resolve somewhere; -report has
 it all as JSON). -fail-on-unloadable turns a program predicted to fail
 into a failed run, for CI.
 
+Results are cached in $BTFEMBED_CACHE (default: btfembed in the user cache
+directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
+kernels and objects it has not seen. With -shard i/n only a stable 1/n of
+the corpus is processed, into a part file for 'btfembed merge'. Memory is
+softly limited to 40 MiB plus 56 MiB per worker unless $GOMEMLIMIT is set.
+
 Subcommands:
 %s
 Run "btfembed help <subcommand>" for one's arguments.
@@ -68,6 +76,7 @@ type generateFlags struct {
 	// failOnUnloadable fails the run when a program is predicted to fail
 	// to load on some kernel, for CI.
 	failOnUnloadable bool
+	shard            shardFlag
 }
 
 type stringList []string
@@ -103,6 +112,7 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
+	fs.Var(&f.shard, "shard", "process only shard `i/n` of the corpus (0 <= i < n) and write a part for 'btfembed merge' beside -output")
 	return fs
 }
 
@@ -179,10 +189,17 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	pkgDir := filepath.Dir(goFile)
-	command, err := commandLine(args, f.pkg, pkgDir)
+	// A shard records the command without -shard: the one the merged
+	// output carries, as one unsharded run would.
+	command, err := commandLine(withoutFlag(args, "shard"), f.pkg, pkgDir)
 	if err != nil {
 		return err
 	}
+	cacheDir, err := cache.DirFromEnv()
+	if err != nil {
+		return err
+	}
+	setMemoryLimit(f.workers)
 
 	ctx := context.Background()
 	genArgs := &generator.Args{
@@ -192,6 +209,10 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		Kernels: f.kernels,
 		Workers: f.workers,
 		Strict:  f.strict,
+
+		CacheDir: cacheDir,
+		Shard:    f.shard.i,
+		Shards:   f.shard.n,
 	}
 	// perGOARCH lists, in the go:generate mode, the GOARCHes the package
 	// embeds objects for; nil when the objects were named.
@@ -214,7 +235,16 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.shard.n > 0 {
+		return writeShard(stdout, stderr, f, goFile, partMeta{Command: command, GOARCHes: perGOARCH}, res)
+	}
+	return writeResult(stdout, stderr, f, goFile, command, perGOARCH, res)
+}
 
+// writeResult writes what a run (or a merge of shards) produced: the Go
+// files and payloads, one per GOARCH in perGOARCH or one for all when it
+// is nil, the report, the table and the summary line.
+func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command string, perGOARCH []string, res *generator.Result) error {
 	out := &outputs{pkg: f.pkg, ident: f.ident, command: command}
 	if perGOARCH == nil {
 		if err := out.add(goFile, nil, res); err != nil {
@@ -247,11 +277,13 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	if f.report != "" {
-		var b strings.Builder
+		// 40 KB of JSON per kernel with a dozen objects: not copied
+		// once more.
+		var b bytes.Buffer
 		if err := res.Report.WriteJSON(&b); err != nil {
 			return err
 		}
-		out.files = append(out.files, outputFile{Path: f.report, Data: []byte(b.String())})
+		out.files = append(out.files, outputFile{Path: f.report, Data: b.Bytes()})
 	}
 	if err := out.write(goFile); err != nil {
 		return err
@@ -271,8 +303,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	r := res.Report
-	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
-		len(r.Kernels), len(r.Skipped), r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), strings.Join(out.goFiles(), ", "))
+	summary(stderr, r, strings.Join(out.goFiles(), ", "))
 	if f.failOnUnloadable {
 		return r.CheckLoadable()
 	}

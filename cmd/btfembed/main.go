@@ -21,6 +21,8 @@
 //	btfembed corpus import -o <dir> <input>...                 kernel packages, images, BTF
 //	btfembed corpus ls <dir>
 //	btfembed inspect [-B base] <payload or BTF file>...
+//	btfembed merge [-pkg P] [-output F.go] <part>...            join -shard i/n runs
+//	btfembed cache info|clean                                  $BTFEMBED_CACHE
 //
 // "btfembed -h" lists the flags and subcommands, "btfembed help <subcommand>"
 // shows one's arguments. Errors in the command line exit with status 2,
@@ -81,9 +83,11 @@ const helpSummary = "show the help of btfembed or of a subcommand"
 // subcommands maps each subcommand name to the function that runs it with
 // the arguments that follow the name.
 var subcommands = map[string]subcommand{
+	"cache":    {runCache, "show the cache's directory and size (info), or empty it (clean)"},
 	"corpus":   {runCorpus, "build a kernel BTF corpus from packages and images (import), or list one (ls)"},
 	"distill":  {runDistill, "split module BTF into a distilled base and new split BTF, like libbpf's btf__distill_base"},
 	"inspect":  {runInspect, "describe payloads (kernels, types, modules) and BTF files (types by kind)"},
+	"merge":    {runMerge, "join the parts that -shard i/n runs wrote into the output of one run"},
 	"min":      {runMin, "one kernel's minimal BTF for some objects, like bpftool gen min_core_btf"},
 	"relocate": {runRelocate, "relocate split BTF onto a new base through its distilled base, like btf__relocate"},
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/cache"
 )
 
 // signalChildEnv makes the test binary a process that writes an output's
@@ -29,7 +30,15 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(4)
 	}
-	os.Exit(m.Run())
+	// Tests never write into the user's cache.
+	dir, err := os.MkdirTemp("", "btfembed-cache-test-")
+	if err != nil {
+		os.Exit(5)
+	}
+	os.Setenv(cache.EnvVar, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // TestSignalRemovesTemps interrupts a process holding an uncommitted

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -42,6 +43,14 @@ type Options struct {
 	// the filter's name ("arch", "release" or "distro"), so a caller can
 	// say which filter left nothing.
 	Filtered func(path string, k kernelkey.Key, filter string)
+	// Shard and Shards keep only the corpus entries of one shard out of
+	// Shards (see ShardOf); Shards 0 keeps all.
+	Shard, Shards int
+	// ReadEntry, if set, reads each kernel in place of Entry.Read, which
+	// it may call; a cache uses it to skip files it has read before. Read
+	// still applies the filters, the order and the duplicate check to
+	// what it returns.
+	ReadEntry func(*Entry) (*Kernel, []error)
 }
 
 func (o *Options) workers() int {
@@ -101,7 +110,7 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 	return func(yield func(*Kernel, error) bool) {
 		var entries []entry
 		for _, e := range walkCorpus(roots) {
-			if e.err != nil || opts.filter(e.path, e.key) {
+			if (e.err != nil || opts.filter(e.path, e.key)) && opts.inShard(e) {
 				entries = append(entries, e)
 			}
 		}
@@ -174,7 +183,50 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 	}
 }
 
-// readEntry reads one kernel and its modules.
+// Entry is one kernel of a corpus as the walk finds it, before its files
+// are read.
+type Entry struct {
+	// Path is the kernel's file.
+	Path string
+	// Key is what the path tells of the kernel; reading the file may
+	// complete it.
+	Key kernelkey.Key
+	// Modules are the module files of the kernel's modules directory,
+	// sorted; empty with Options.NoModules.
+	Modules []string
+
+	modulesErr error // listing the modules directory failed
+	e          entry
+	opts       *Options
+}
+
+// Read reads the kernel's file and its modules, validating the modules'
+// split BTF over the kernel's. Module files that cannot be read are
+// returned as errors beside the kernel, which holds the good ones.
+func (e *Entry) Read() (*Kernel, []error) {
+	k, err := readKernelFile(e.e)
+	if err != nil {
+		return nil, []error{&KernelError{Path: e.Path, Err: err}}
+	}
+	if e.e.modulesDir == "" || (e.opts != nil && e.opts.NoModules) || !e.opts.keep(k.Key) {
+		return k, nil
+	}
+	var errs []error
+	if e.modulesErr != nil {
+		errs = append(errs, &KernelError{Path: e.e.modulesDir, Err: e.modulesErr})
+	}
+	// Modules are checked as split BTF over this parse.
+	spec, err := extract.ParseBTF(k.VMLinux, nil)
+	if err != nil {
+		return nil, []error{&KernelError{Path: e.Path, Err: err}}
+	}
+	mods, modErrs := readModules(e.Modules, spec, e.opts.workers())
+	k.Modules = mods
+	return k, append(errs, modErrs...)
+}
+
+// readEntry reads one kernel and its modules, through Options.ReadEntry
+// when set.
 func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 	if e.err != nil {
 		return nil, []error{&KernelError{Path: e.path, Err: e.err}}
@@ -182,28 +234,21 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 	if ctx.Err() != nil {
 		return nil, nil
 	}
-	k, err := readKernelFile(e)
-	if err != nil {
-		return nil, []error{&KernelError{Path: e.path, Err: err}}
+	ent := &Entry{Path: e.path, Key: e.key, e: e, opts: opts}
+	if e.modulesDir != "" && (opts == nil || !opts.NoModules) {
+		ent.Modules, ent.modulesErr = moduleFiles(e.modulesDir)
 	}
-	if e.modulesDir == "" || (opts != nil && opts.NoModules) || !opts.keep(k.Key) {
-		return k, nil
+	if opts != nil && opts.ReadEntry != nil {
+		return opts.ReadEntry(ent)
 	}
-	// Modules are checked as split BTF over this parse.
-	spec, err := extract.ParseBTF(k.VMLinux, nil)
-	if err != nil {
-		return nil, []error{&KernelError{Path: e.path, Err: err}}
-	}
-	mods, errs := readModulesDir(e.modulesDir, spec, opts.workers())
-	k.Modules = mods
-	return k, errs
+	return ent.Read()
 }
 
 // readKernelFile reads the vmlinux BTF of one corpus file, checks it by
 // parsing it for corereloc (Kernel.Target hands that parse on) and
 // completes its key from the file's contents.
 func readKernelFile(e entry) (*Kernel, error) {
-	data, err := os.ReadFile(e.path)
+	data, err := regfile.ReadFile(e.path, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}
@@ -262,11 +307,10 @@ func completeKey(k, from kernelkey.Key) kernelkey.Key {
 	return k
 }
 
-// readModulesDir reads every module file under dir, in parallel, and
-// validates each over the kernel's vmlinux BTF.
-func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) {
+// moduleFiles lists the module files under dir, sorted.
+func moduleFiles(dir string) ([]string, error) {
 	var files []string
-	walkErr := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -275,10 +319,13 @@ func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) 
 		}
 		return nil
 	})
+	return files, err
+}
+
+// readModules reads module files, in parallel, and validates each over
+// the kernel's vmlinux BTF.
+func readModules(files []string, base *btfSpec, workers int) ([]Module, []error) {
 	var errs []error
-	if walkErr != nil {
-		errs = append(errs, &KernelError{Path: dir, Err: walkErr})
-	}
 	mods := make([]Module, len(files))
 	modErrs := make([]error, len(files))
 	sem := make(chan struct{}, max(workers, 1))
@@ -313,7 +360,7 @@ func readModulesDir(dir string, base *btfSpec, workers int) ([]Module, []error) 
 }
 
 func readModuleFile(file string, base *btfSpec) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := regfile.ReadFile(file, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,403 @@
+package generator
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	rtdebug "runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// kernelCache is the cache as one Generate run uses it. Per kernel, two
+// kinds of entries, both keyed through kernelDigest, which hashes the
+// tool, the kernel file's and module files' names and contents and the
+// key the path gives:
+//
+//   - the kernel's BTF as read and validated (vmlinux and modules, zstd
+//     compressed), so a kernel is not decompressed from xz again; not for
+//     a kernel stored as raw BTF without modules, which reads faster than
+//     a cached copy;
+//   - the kernel's result for the objects (minimized and distilled blobs,
+//     the report rows), stored only once the oracle accepted it, under the
+//     kernel digest and the objects' digest, so a kernel whose result is
+//     cached is not even read.
+//
+// and per payload, the encoded payload, keyed by its entries.
+//
+// The objects' digest covers what minimization, the oracle and the load
+// prediction depend on: the contents of the objects paired with the
+// kernel's architecture, in order, duplicates dropped. Match resolves
+// relocations object by object (groups never span objects), minimization
+// keeps the union of what every relocation read, and the oracle and the
+// prediction take each program of each object on its own, so an object
+// given twice (a copy under another name) changes neither blob, verdict
+// nor prediction: adding one hits. Any other change to the objects
+// misses, whole: correctness is worth more than finer reuse (a new object
+// brings programs whose load prediction needs the kernel's BTF, even if
+// its relocations are all known). Report rows are stored per distinct
+// object and given the current object names when read back.
+type kernelCache struct {
+	c      *cache.Cache
+	tool   []byte              // digest of the running btfembed and its dependencies
+	byArch map[string]*objects // the objects each kernel architecture pairs with
+
+	sets sync.Map // *objects -> *objectSet
+
+	// pending maps a kernel's path to its digest while it is processed,
+	// for the result to be stored under; hits maps it to a cached result.
+	pending, hits sync.Map
+
+	resultHits, btfHits atomic.Int64
+}
+
+// objectSet is the cache's view of one list of objects.
+type objectSet struct {
+	digest []byte
+	unitOf []int // per object, its index among the distinct ones
+	units  int
+}
+
+func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, error) {
+	c, err := cache.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	tool, err := toolDigest(c)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelCache{c: c, tool: tool[:], byArch: byArch}, nil
+}
+
+// set returns the digest and distinct objects of o.
+func (kc *kernelCache) set(o *objects) (*objectSet, error) {
+	if v, ok := kc.sets.Load(o); ok {
+		return v.(*objectSet), nil
+	}
+	s := &objectSet{unitOf: make([]int, len(o.names))}
+	seen := map[cache.Key]int{}
+	var parts [][]byte
+	for i, name := range o.names {
+		d, err := kc.c.FileDigest(name)
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		u, ok := seen[d]
+		if !ok {
+			u = len(seen)
+			seen[d] = u
+			parts = append(parts, d[:])
+		}
+		s.unitOf[i] = u
+	}
+	s.units = len(seen)
+	d := cache.NewKey(parts...)
+	s.digest = d[:]
+	kc.sets.Store(o, s)
+	return s, nil
+}
+
+// toolDigest identifies the code that computes cache entries. A released
+// btfembed is identified by its build information: module versions and
+// checksums of it and of every dependency, and the Go version. A
+// development build (the main module, or a replaced one) by that and the
+// contents of the executable, so a rebuilt btfembed does not read entries
+// an older build wrote.
+func toolDigest(c *cache.Cache) (cache.Key, error) {
+	bi, ok := rtdebug.ReadBuildInfo()
+	if !ok {
+		return cache.Key{}, fmt.Errorf("cache: no build information in the executable")
+	}
+	parts := [][]byte{[]byte("btfembed tool"), []byte(bi.String())}
+	if !released(bi) {
+		exe, err := os.Executable()
+		if err != nil {
+			return cache.Key{}, fmt.Errorf("cache: %w", err)
+		}
+		d, err := c.FileDigest(exe)
+		if err != nil {
+			return cache.Key{}, fmt.Errorf("cache: %w", err)
+		}
+		parts = append(parts, d[:])
+	}
+	return cache.NewKey(parts...), nil
+}
+
+// released reports whether btfembed is a versioned, checksummed
+// dependency of the running executable.
+func released(bi *rtdebug.BuildInfo) bool {
+	const self = "github.com/btfembed/btfembed"
+	for _, m := range bi.Deps {
+		if m.Path == self {
+			return m.Replace == nil && m.Sum != "" && m.Version != "(devel)"
+		}
+	}
+	return false
+}
+
+// kernelDigest hashes what a kernel's reading depends on.
+func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
+	parts := [][]byte{
+		kc.tool,
+		[]byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version),
+	}
+	for _, f := range append([]string{e.Path}, e.Modules...) {
+		d, err := kc.c.FileDigest(f)
+		if err != nil {
+			return cache.Key{}, err
+		}
+		parts = append(parts, []byte(filepath.Base(f)), d[:])
+	}
+	return cache.NewKey(parts...), nil
+}
+
+func (kc *kernelCache) btfKey(kernel cache.Key) cache.Key {
+	return cache.NewKey([]byte("btf"), kernel[:])
+}
+
+func (kc *kernelCache) resultKey(kernel cache.Key, set *objectSet) cache.Key {
+	return cache.NewKey([]byte("result"), kernel[:], set.digest)
+}
+
+// readEntry is corpus.Options.ReadEntry: a kernel whose result is cached
+// is returned without its BTF (process takes the result from hits), one
+// whose BTF is cached is read from there, others are read from the
+// corpus and their BTF stored when every file read cleanly.
+func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
+	kd, err := kc.kernelDigest(e)
+	if err != nil {
+		return e.Read() // which reports the unreadable file
+	}
+	// The path tells the architecture, so the objects, of most kernels;
+	// the others (a kernel image named vmlinux) are read first.
+	if o := kc.byArch[e.Key.Arch]; o != nil {
+		if set, err := kc.set(o); err == nil {
+			if data, ok := kc.c.Get(kc.resultKey(kd, set)); ok {
+				if cr, err := decodeResult(data, set.units); err == nil {
+					kc.hits.Store(e.Path, cr)
+					kc.resultHits.Add(1)
+					return &corpus.Kernel{Key: cr.Key, Path: e.Path}, nil
+				}
+			}
+		}
+	}
+	if data, ok := kc.c.Get(kc.btfKey(kd)); ok {
+		if k, err := decodeKernel(data, e); err == nil {
+			kc.pending.Store(e.Path, kd)
+			kc.btfHits.Add(1)
+			return k, nil
+		}
+	}
+	k, errs := e.Read()
+	if k != nil && len(errs) == 0 {
+		if !storedRaw(k) {
+			if data, err := encodeKernel(k, e); err == nil {
+				kc.c.Put(kc.btfKey(kd), data)
+			}
+		}
+		kc.pending.Store(e.Path, kd)
+	}
+	return k, errs
+}
+
+// storedRaw reports whether a kernel's files are its raw BTF, which reads
+// faster than a cached copy decompresses: then only its result is cached.
+func storedRaw(k *corpus.Kernel) bool {
+	if len(k.Modules) > 0 {
+		return false
+	}
+	st, err := os.Stat(k.Path)
+	return err == nil && st.Size() == int64(len(k.VMLinux))
+}
+
+// cached returns the result readEntry found for k, with the current
+// object names in its rows.
+func (kc *kernelCache) cached(o *objects, k *corpus.Kernel) (*kernelResult, bool) {
+	v, ok := kc.hits.LoadAndDelete(k.Path)
+	if !ok {
+		return nil, false
+	}
+	set, err := kc.set(o)
+	if err != nil {
+		return nil, false
+	}
+	cr := v.(*cachedResult)
+	rows := make([]objectRows, len(o.names))
+	for i, u := range set.unitOf {
+		rows[i] = cr.Rows[u].named(o.names[i])
+	}
+	kr := &kernelResult{
+		entry:  encode.Entry{Key: k.Key, VMLinux: cr.VMLinux},
+		report: report(k.Key, k.Path, o.names, cr.Types, cr.Bytes, rows),
+		rows:   rows,
+	}
+	kr.report.Modules = cr.ModuleReports
+	for _, m := range cr.Modules {
+		kr.entry.Modules = append(kr.entry.Modules, encode.Module{Name: m.Name, Base: m.Base, Split: m.Split})
+	}
+	return kr, true
+}
+
+// store caches a verified result of a kernel readEntry read.
+func (kc *kernelCache) store(o *objects, k *corpus.Kernel, kr *kernelResult) {
+	v, ok := kc.pending.LoadAndDelete(k.Path)
+	if !ok {
+		return
+	}
+	set, err := kc.set(o)
+	if err != nil {
+		return
+	}
+	cr := &cachedResult{
+		Key: k.Key, VMLinux: kr.entry.VMLinux, Types: kr.report.Types, Bytes: kr.report.Bytes,
+		ModuleReports: kr.report.Modules,
+		Rows:          make([]objectRows, set.units),
+	}
+	for _, m := range kr.entry.Modules {
+		cr.Modules = append(cr.Modules, cachedModule{Name: m.Name, Base: m.Base, Split: m.Split})
+	}
+	for i, u := range set.unitOf {
+		cr.Rows[u] = kr.rows[i].named("")
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(cr); err == nil {
+		kc.c.Put(kc.resultKey(v.(cache.Key), set), b.Bytes())
+	}
+}
+
+// cachedResult is a kernel's result as stored.
+type cachedResult struct {
+	Key           kernelkey.Key // as reading completed it
+	VMLinux       []byte
+	Types, Bytes  int
+	Modules       []cachedModule
+	ModuleReports []ModuleReport
+	Rows          []objectRows // per distinct object, Object fields empty
+}
+
+type cachedModule struct {
+	Name        string
+	Base, Split []byte
+}
+
+func decodeResult(data []byte, units int) (*cachedResult, error) {
+	var cr cachedResult
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cr); err != nil {
+		return nil, err
+	}
+	if len(cr.Rows) != units {
+		return nil, fmt.Errorf("cached result has rows for %d objects, want %d", len(cr.Rows), units)
+	}
+	return &cr, nil
+}
+
+// cachedKernel is a kernel's BTF as stored. Modules are named by their
+// index in the entry's module files, which the kernel digest covers.
+type cachedKernel struct {
+	Key     kernelkey.Key
+	VMLinux []byte
+	Modules []cachedModuleBTF
+}
+
+type cachedModuleBTF struct {
+	Name string
+	File int
+	BTF  []byte
+}
+
+var (
+	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	})
+	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+	})
+)
+
+func encodeKernel(k *corpus.Kernel, e *corpus.Entry) ([]byte, error) {
+	ck := cachedKernel{Key: k.Key, VMLinux: k.VMLinux}
+	for _, m := range k.Modules {
+		i := slices.Index(e.Modules, m.Path)
+		if i < 0 {
+			return nil, fmt.Errorf("module %s not among the entry's files", m.Path)
+		}
+		ck.Modules = append(ck.Modules, cachedModuleBTF{Name: m.Name, File: i, BTF: m.BTF})
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&ck); err != nil {
+		return nil, err
+	}
+	enc, err := zstdEncoder()
+	if err != nil {
+		return nil, err
+	}
+	return enc.EncodeAll(b.Bytes(), nil), nil
+}
+
+func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
+	dec, err := zstdDecoder()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := dec.DecodeAll(data, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ck cachedKernel
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&ck); err != nil {
+		return nil, err
+	}
+	k := &corpus.Kernel{Key: ck.Key, Path: e.Path, VMLinux: ck.VMLinux}
+	for _, m := range ck.Modules {
+		if m.File < 0 || m.File >= len(e.Modules) {
+			return nil, fmt.Errorf("cached module file %d of %d", m.File, len(e.Modules))
+		}
+		k.Modules = append(k.Modules, corpus.Module{Name: m.Name, Path: e.Modules[m.File], BTF: m.BTF})
+	}
+	return k, nil
+}
+
+// payloadKey hashes what a payload is encoded from: every entry's key and
+// blobs, in order.
+func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
+	parts := [][]byte{[]byte("payload"), kc.tool}
+	for _, e := range entries {
+		parts = append(parts, []byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version), e.VMLinux)
+		for _, m := range e.Modules {
+			hasBase := []byte{0}
+			if m.Base != nil {
+				hasBase[0] = 1
+			}
+			parts = append(parts, []byte(m.Name), hasBase, m.Base, m.Split)
+		}
+		parts = append(parts, nil) // ends the entry's modules
+	}
+	return cache.NewKey(parts...)
+}
+
+// payload returns the payload encoded from entries before: encoding costs
+// a rerun more than the rest of it (the best zstd level's tables). kc may
+// be nil.
+func (kc *kernelCache) payload(entries []encode.Entry) ([]byte, bool) {
+	if kc == nil {
+		return nil, false
+	}
+	return kc.c.Get(kc.payloadKey(entries))
+}
+
+func (kc *kernelCache) storePayload(entries []encode.Entry, payload []byte) {
+	if kc != nil {
+		kc.c.Put(kc.payloadKey(entries), payload)
+	}
+}

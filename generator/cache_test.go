@@ -1,0 +1,179 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// testRoots is the testdata corpus with module BTF, so cached entries
+// hold modules too.
+func testRoots() []string {
+	return []string{filepath.Join(kerneltest.Dir(), "btfhub"), filepath.Join(kerneltest.Dir(), "corpus-extra")}
+}
+
+// testKernels limits the cache and shard tests to two kernels (one with
+// modules) under -short; they run Generate many times.
+func testKernels() string {
+	if testing.Short() {
+		return "6.1.0-5*"
+	}
+	return ""
+}
+
+// run generates and returns the payload and the report as JSON: the two
+// outputs that must not depend on the cache.
+func run(t *testing.T, args Args) ([]byte, []byte, *Report) {
+	t.Helper()
+	res, err := Generate(context.Background(), &args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js bytes.Buffer
+	if err := res.Report.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	return res.Payload, js.Bytes(), res.Report
+}
+
+// uncached is the output with the cache off, once per object list.
+var uncached sync.Map
+
+func wantOutput(t *testing.T, objs []string) ([]byte, []byte) {
+	t.Helper()
+	key := strings.Join(objs, "\x00")
+	if v, ok := uncached.Load(key); ok {
+		out := v.([2][]byte)
+		return out[0], out[1]
+	}
+	p, js, _ := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels()})
+	uncached.Store(key, [2][]byte{p, js})
+	return p, js
+}
+
+func sameOutput(t *testing.T, what string, objs []string, payload, report []byte) {
+	t.Helper()
+	wantP, wantR := wantOutput(t, objs)
+	if !bytes.Equal(payload, wantP) {
+		t.Errorf("%s: payload differs from the run without cache", what)
+	}
+	if !bytes.Equal(report, wantR) {
+		t.Errorf("%s: report differs from the run without cache:\n%s\nwant:\n%s", what, report, wantR)
+	}
+}
+
+// TestCacheRerun: a cold run fills the cache, a rerun takes every kernel's
+// result from it, and both give the bytes of a run without a cache.
+func TestCacheRerun(t *testing.T) {
+	objs := testObjects(t)
+	dir := t.TempDir()
+	p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+	sameOutput(t, "cold", objs, p, r)
+	if rep.CachedResults != 0 || rep.CachedBTF != 0 {
+		t.Errorf("cold run: %d results and %d BTF from an empty cache", rep.CachedResults, rep.CachedBTF)
+	}
+	p, r, rep = run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir, Workers: 1})
+	sameOutput(t, "rerun", objs, p, r)
+	if rep.CachedResults != len(rep.Kernels) {
+		t.Errorf("rerun: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
+	}
+}
+
+// TestCacheObjects: an object that adds no relocation (a copy of one
+// already there, under another name) hits; another object set misses the
+// results but reuses the kernels' BTF. Rows name the objects of the run.
+func TestCacheObjects(t *testing.T) {
+	objs := testObjects(t)
+	dir := t.TempDir()
+	run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+
+	cp := filepath.Join(t.TempDir(), "copy-el.o")
+	data, err := os.ReadFile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cp, data, 0o644)
+	more := append(append([]string(nil), objs...), cp)
+	p, r, rep := run(t, Args{Objects: more, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+	sameOutput(t, "with a duplicate object", more, p, r)
+	if rep.CachedResults != len(rep.Kernels) {
+		t.Errorf("duplicate object: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
+	}
+
+	fewer := objs[1:]
+	p, r, rep = run(t, Args{Objects: fewer, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+	sameOutput(t, "with an object less", fewer, p, r)
+	if rep.CachedResults != 0 || rep.CachedBTF != len(rep.Kernels) {
+		t.Errorf("other objects: %d results and %d BTF of %d kernels from the cache, want 0 and all",
+			rep.CachedResults, rep.CachedBTF, len(rep.Kernels))
+	}
+}
+
+// TestCacheCorrupt: damaged entries of every kind are recomputed and
+// replaced; the output never changes.
+func TestCacheCorrupt(t *testing.T) {
+	objs := testObjects(t)
+	for _, damage := range []struct {
+		name string
+		fn   func([]byte) []byte
+	}{
+		{"flipped", func(b []byte) []byte { b[len(b)/2] ^= 0x40; return b }},
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+			n := 0
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && (strings.HasSuffix(p, "-d") || strings.HasSuffix(p, "-s")) {
+					b, _ := os.ReadFile(p)
+					os.WriteFile(p, damage.fn(b), 0o644)
+					n++
+				}
+				return nil
+			})
+			if n == 0 {
+				t.Fatal("no cache entries to damage")
+			}
+			p, r, rep := run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+			sameOutput(t, "damaged cache", objs, p, r)
+			if rep.CachedResults != 0 || rep.CachedBTF != 0 {
+				t.Errorf("%d results and %d BTF read from damaged entries", rep.CachedResults, rep.CachedBTF)
+			}
+			_, _, rep = run(t, Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir})
+			if rep.CachedResults != len(rep.Kernels) {
+				t.Errorf("after repair: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
+			}
+		})
+	}
+}
+
+// TestCacheConcurrent: runs sharing one cache at once, cold and then
+// warm, all give the uncached output.
+func TestCacheConcurrent(t *testing.T) {
+	objs := testObjects(t)
+	dir := t.TempDir()
+	wantOutput(t, objs) // computed here: t.Fatal cannot run in the goroutines
+	for _, phase := range []string{"cold", "warm"} {
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir, Workers: 1})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var js bytes.Buffer
+				res.Report.WriteJSON(&js)
+				sameOutput(t, phase, objs, res.Payload, js.Bytes())
+			})
+		}
+		wg.Wait()
+	}
+}

@@ -1,0 +1,114 @@
+package generator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// shardParts runs Generate once per shard of n and returns the parts.
+func shardParts(t *testing.T, objs []string, n int) []Part {
+	t.Helper()
+	var parts []Part
+	for i := range n {
+		res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), Shard: i, Shards: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := res.WritePart(&b, []byte("btfembed -corpus testdata")); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, Part{Name: fmt.Sprintf("part%d", i), Data: b.Bytes()})
+	}
+	return parts
+}
+
+// TestMerge: merging every shard gives the payload and report of the
+// unsharded run, whatever the order of the parts.
+func TestMerge(t *testing.T) {
+	objs := testObjects(t)
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			parts := shardParts(t, objs, n)
+			for _, order := range [][]Part{parts, reversed(parts)} {
+				res, meta, err := Merge(order)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(meta) != "btfembed -corpus testdata" {
+					t.Errorf("merged meta %q", meta)
+				}
+				var js bytes.Buffer
+				res.Report.WriteJSON(&js)
+				sameOutput(t, "merged", objs, res.Payload, js.Bytes())
+			}
+		})
+	}
+}
+
+// TestShardSplit: every kernel of the corpus is in exactly one shard.
+func TestShardSplit(t *testing.T) {
+	const n = 3
+	count := map[kernelkey.Key]int{}
+	total := 0
+	for i := range n {
+		for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Shard: i, Shards: n, Release: testKernels()}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			count[k.Key]++
+		}
+	}
+	for k, err := range corpus.Read(context.Background(), testRoots(), &corpus.Options{Release: testKernels()}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		total++
+		if count[k.Key] != 1 {
+			t.Errorf("kernel %s in %d shards", k.Key, count[k.Key])
+		}
+	}
+	if len(count) != total {
+		t.Errorf("shards hold %d kernels, the corpus %d", len(count), total)
+	}
+}
+
+func TestMergeRejects(t *testing.T) {
+	objs := testObjects(t)
+	parts := shardParts(t, objs, 2)
+	damaged := bytes.Clone(parts[1].Data)
+	damaged[len(damaged)/2] ^= 1
+	other := shardParts(t, objs[:1], 2)
+	for _, tc := range []struct {
+		name  string
+		parts []Part
+	}{
+		{"missing shard", parts[:1]},
+		{"shard twice", []Part{parts[0], parts[0], parts[1]}},
+		{"damaged", []Part{parts[0], {Name: "damaged", Data: damaged}}},
+		{"truncated", []Part{parts[0], {Name: "truncated", Data: parts[1].Data[:100]}}},
+		{"not a part", []Part{parts[0], {Name: "junk", Data: []byte("hello")}}},
+		{"other objects", []Part{parts[0], other[1]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Merge(tc.parts)
+			if !errors.Is(err, ErrPart) {
+				t.Fatalf("error %v, want one wrapping ErrPart", err)
+			}
+		})
+	}
+}
+
+func reversed[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
