@@ -44,38 +44,41 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		p.Verdict, p.Reasons, p.Guarded, p.KernelTypeIDs, p.Unrelocated = program(coll.Programs[name], coll.Types, targets, ids, m)
+		program(&p, coll.Programs[name], coll.Types, targets, ids, m)
 		out = append(out, p)
 	}
 	return out
 }
 
-// program predicts one program; it also returns the kernel type IDs its
-// relocations took and whether btf.CORERelocate refused its relocations.
-func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, m model) (Verdict, []string, []string, map[int]uint64, bool) {
+// program predicts one program into p: its verdict and, for reuse (see
+// Options.KernelTypeIDs), the kernel type IDs its relocations took and
+// whether btf.CORERelocate refused them.
+func program(p *Prediction, prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, m model) {
 	insns, poison, ids, refused, err := relocate(prog, local, targets, typeIDs)
 	if err != nil {
 		var reasons []string
 		for _, line := range strings.Split(err.Error(), "\n") {
 			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
 		}
-		return Fails, reasons, nil, nil, refused
+		p.Verdict, p.Reasons, p.Unrelocated = Fails, reasons, refused
+		return
 	}
-	v, reasons, guarded := judge(insns, prog.Instructions, poison, m)
-	return v, reasons, guarded, ids, false
+	p.Verdict, p.Reasons, p.Guarded, p.ReachedAt = judge(insns, prog.Instructions, poison, m)
+	p.KernelTypeIDs = ids
 }
 
 // judge walks relocated instructions and says which poisoned ones the
 // verifier reaches; source is the program before relocation, whose line
-// info the poisoned instructions lost.
-func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verdict, []string, []string) {
+// info the poisoned instructions lost. reachedAt are the raw offsets of the
+// poisoned instructions the walk surely reaches.
+func judge(insns, source asm.Instructions, poison map[int]string, m model) (v Verdict, reasons, guarded []string, reachedAt []int) {
 	if len(poison) == 0 {
-		return Loads, nil, nil
+		return Loads, nil, nil, nil
 	}
 	w := newWalker(insns, poison, m)
 	w.run()
 
-	var fails, unsure, guarded []string
+	var fails, unsure []string
 	for _, pc := range slices.Sorted(maps.Keys(poison)) {
 		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(source, pc))
 		why, reached := w.hits[pc]
@@ -84,21 +87,32 @@ func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verd
 			guarded = append(guarded, what)
 		case why == -1:
 			fails = append(fails, "reachable: "+what)
+			reachedAt = append(reachedAt, rawOffset(insns, pc))
 		default:
 			unsure = append(unsure, "maybe reachable: "+what+": "+w.why[why])
 		}
 	}
 	switch {
 	case len(fails) > 0:
-		return Fails, fails, guarded
+		return Fails, fails, guarded, reachedAt
 	case len(w.giveUp) > 0:
 		// What the walk did not reach before giving up is not known
 		// to be guarded.
-		return Unknown, append(w.giveUp, unsure...), nil
+		return Unknown, append(w.giveUp, unsure...), nil, nil
 	case len(unsure) > 0:
-		return Unknown, unsure, guarded
+		return Unknown, unsure, guarded, nil
 	}
-	return Loads, nil, guarded
+	return Loads, nil, guarded, nil
+}
+
+// rawOffset is the offset of instruction pc as the verifier numbers
+// instructions: a 64-bit immediate load takes two slots.
+func rawOffset(insns asm.Instructions, pc int) int {
+	raw := 0
+	for _, ins := range insns[:pc] {
+		raw += int(ins.Width())
+	}
+	return raw
 }
 
 // function names the function holding pc when it is not the program's

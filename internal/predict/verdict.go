@@ -45,6 +45,12 @@ type Prediction struct {
 	// Options.KernelTypeIDs).
 	KernelTypeIDs map[int]uint64
 	Unrelocated   bool
+	// ReachedAt are the raw offsets of the reachable poisoned
+	// instructions of a Fails verdict, numbered as the verifier's log
+	// numbers instructions (a 64-bit immediate load takes two), so that
+	// a harness can check the verifier stopped at one of them
+	// (VerifierPoisonAt).
+	ReachedAt []int
 }
 
 func (p Prediction) String() string {
