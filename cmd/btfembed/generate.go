@@ -50,7 +50,7 @@ into a failed run, for CI.
 
 Results are cached in $BTFEMBED_CACHE (default: btfembed in the user cache
 directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
-kernels and objects it has not seen. With -shard i/n only a stable 1/n of
+kernels and relocations it has not seen. With -shard i/n only a stable 1/n of
 the corpus is processed, into a part file for 'btfembed merge'. Memory is
 softly limited to 40 MiB plus 56 MiB per worker unless $GOMEMLIMIT is set.
 
