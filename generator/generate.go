@@ -123,6 +123,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		results []*kernelResult
 		skipped []Skipped
 		wg      sync.WaitGroup
+		share   = newSharer()
 	)
 	for range workers {
 		wg.Go(func() {
@@ -142,6 +143,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 					continue
 				}
 				mu.Lock()
+				share.share(kr)
 				results = append(results, kr)
 				mu.Unlock()
 				progress.Done(k.Key.String(), nil)

@@ -100,6 +100,7 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		results []*kernelResult
 		skipped []Skipped
 		seen    = map[int]string{}
+		share   = newSharer()
 	)
 	for _, in := range parts {
 		p, err := readPart(in.Name, in.Data)
@@ -122,7 +123,9 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		}
 		seen[p.Shard] = in.Name
 		for _, k := range p.Kernels {
-			results = append(results, &kernelResult{entry: k.Entry, report: k.Report})
+			kr := &kernelResult{entry: k.Entry, report: k.Report}
+			share.share(kr)
+			results = append(results, kr)
 		}
 		skipped = append(skipped, p.Skipped...)
 	}

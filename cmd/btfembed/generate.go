@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -277,13 +276,9 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 		}
 	}
 	if f.report != "" {
-		// 40 KB of JSON per kernel with a dozen objects: not copied
-		// once more.
-		var b bytes.Buffer
-		if err := res.Report.WriteJSON(&b); err != nil {
-			return err
-		}
-		out.files = append(out.files, outputFile{Path: f.report, Data: b.Bytes()})
+		// 40 KB of JSON per kernel with a dozen objects: written to its
+		// temporary file kernel by kernel, never in memory whole.
+		out.files = append(out.files, outputFile{Path: f.report, Write: res.Report.WriteJSON})
 	}
 	if err := out.write(goFile); err != nil {
 		return err

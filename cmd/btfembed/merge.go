@@ -61,11 +61,7 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 	}
 	files := []atomicfile.File{{Path: partPath(goFile, f.shard), Data: b.Bytes()}}
 	if f.report != "" {
-		var r bytes.Buffer
-		if err := res.Report.WriteJSON(&r); err != nil {
-			return err
-		}
-		files = append(files, atomicfile.File{Path: f.report, Data: r.Bytes()})
+		files = append(files, atomicfile.File{Path: f.report, Write: res.Report.WriteJSON})
 	}
 	if err := atomicfile.WriteFiles(files); err != nil {
 		return err

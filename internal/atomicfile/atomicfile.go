@@ -23,10 +23,12 @@ func Write(path string, fn func(io.Writer) error) error {
 	return s.Commit()
 }
 
-// File is one file of WriteFiles.
+// File is one file of WriteFiles: Data, or what Write writes when it is
+// set (a large file need not be in memory whole).
 type File struct {
-	Path string
-	Data []byte
+	Path  string
+	Data  []byte
+	Write func(io.Writer) error
 }
 
 // WriteFiles replaces several files together: a Set of them, added in
@@ -35,7 +37,11 @@ func WriteFiles(files []File) error {
 	var s Set
 	defer s.Abort()
 	for _, f := range files {
-		if err := s.AddBytes(f.Path, f.Data); err != nil {
+		add := func() error { return s.AddBytes(f.Path, f.Data) }
+		if f.Write != nil {
+			add = func() error { return s.Add(f.Path, f.Write) }
+		}
+		if err := add(); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,86 @@
+package generator
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+)
+
+// sharer makes the results a run holds until it encodes the payload and
+// writes the report share what repeats between kernels: similar kernels
+// mostly minimize to the same BTF and have the same report rows, so a run
+// over many holds each distinct blob and row list once, and its memory
+// grows with what differs between kernels, not with their number.
+// Not safe for concurrent use.
+type sharer struct {
+	blobs    map[[sha256.Size]byte][]byte
+	programs map[string][]ProgramReport
+	relocs   map[string][]RelocationReport
+}
+
+func newSharer() *sharer {
+	return &sharer{
+		blobs:    map[[sha256.Size]byte][]byte{},
+		programs: map[string][]ProgramReport{},
+		relocs:   map[string][]RelocationReport{},
+	}
+}
+
+// share replaces kr's blobs and report rows by equal ones an earlier
+// kernel holds, and drops the per-object rows only the cache needed.
+func (s *sharer) share(kr *kernelResult) {
+	kr.rows = nil
+	kr.entry.VMLinux = s.blob(kr.entry.VMLinux)
+	for i := range kr.entry.Modules {
+		m := &kr.entry.Modules[i]
+		m.Base, m.Split = s.blob(m.Base), s.blob(m.Split)
+	}
+	r := &kr.report
+	r.Programs = shared(s.programs, r.Programs, writeProgram)
+	r.Unresolved = shared(s.relocs, r.Unresolved, writeRelocation)
+	r.KernelTypeIDs = shared(s.relocs, r.KernelTypeIDs, writeRelocation)
+}
+
+// blob returns b, or an earlier blob of the same bytes. The digest
+// stands for the bytes as the key: a string key would copy every
+// distinct blob once more.
+func (s *sharer) blob(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	sum := sha256.Sum256(b)
+	if old, ok := s.blobs[sum]; ok {
+		return old
+	}
+	s.blobs[sum] = b
+	return b
+}
+
+// shared returns rows, or an earlier list of equal rows from seen; write
+// spells one row unambiguously for the comparison.
+func shared[T any](seen map[string][]T, rows []T, write func(*strings.Builder, T)) []T {
+	if rows == nil {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\x00", len(rows))
+	for _, r := range rows {
+		write(&b, r)
+		b.WriteByte('\x01')
+	}
+	if old, ok := seen[b.String()]; ok {
+		return old
+	}
+	seen[b.String()] = rows
+	return rows
+}
+
+func writeProgram(b *strings.Builder, p ProgramReport) {
+	// Reasons and Guarded are omitempty: nil and empty, both [] here,
+	// are the same in the JSON.
+	fmt.Fprintf(b, "%q %q %q %q %q", p.Object, p.Program, p.Verdict, p.Reasons, p.Guarded)
+}
+
+func writeRelocation(b *strings.Builder, r RelocationReport) {
+	fmt.Fprintf(b, "%q %q %d %q %q %q %q %q", r.Object, r.Section, r.InsnOff, r.Kind, r.Type, r.Access, r.Status, r.Reason)
+}
