@@ -49,13 +49,17 @@ func TestEncodeOpenLookup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := encodePayload(t, entries, opts)
 			a := open(t, p)
-			ix, _, err := payload.ReadIndex(p)
+			pp, err := payload.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := pp.Entries()
 			if err != nil {
 				t.Fatal(err)
 			}
 			codecs := map[[2]bool]bool{} // {dictionary, slice}
-			for _, b := range ix.Blobs {
-				codecs[[2]bool{b.Dict != 0, b.Codec == payload.CodecSlice}] = true
+			for _, e := range all {
+				codecs[[2]bool{e.VMLinux.Dict.ID != 0, e.VMLinux.Codec == payload.CodecSlice}] = true
 			}
 			if name == "small dict" && !(codecs[[2]bool{true, true}] && codecs[[2]bool{true, false}]) {
 				t.Fatalf("small dictionaries should give both slices and differences, got %v", codecs)
@@ -182,7 +186,7 @@ func TestOpenRejects(t *testing.T) {
 func TestCorruptBytes(t *testing.T) {
 	entries := testEntries(t)
 	good := encodePayload(t, entries, nil)
-	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:]))
+	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:])) + int(binary.LittleEndian.Uint32(good[20:]))
 	for i := 16; i < len(good); i++ {
 		if i > dataStart && i%5 != 0 {
 			continue

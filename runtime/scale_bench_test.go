@@ -12,8 +12,9 @@ import (
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
 // then Select of one kernel, forced embedded) as the number of kernels in
-// the payload grows, with Open alone beside it: Open decodes the whole
-// index, Select decompresses and parses one entry and its dictionary. Synthetic payloads
+// the payload grows, with Open alone beside it: Open decodes the header
+// and the block directory, Select one block of the index, then one entry
+// and its dictionary; both should stay flat. Synthetic payloads
 // repeat the testdata entries under distinct releases;
 // $BTFEMBED_BENCH_PAYLOADS (a list of payload files, as generate writes
 // for internal/cmd/benchcorpus corpora) measures real ones instead,
@@ -32,7 +33,7 @@ func BenchmarkSelectScale(b *testing.B) {
 		return
 	}
 	base := testEntries(b)
-	for _, n := range []int{4, 100, 1000, 4000} {
+	for _, n := range []int{10, 100, 1000, 4000} {
 		entries := make([]encode.Entry, n)
 		for i := range entries {
 			entries[i] = base[i%len(base)]
