@@ -161,6 +161,29 @@ func resum(p []byte) {
 	}
 }
 
+// TestOpenLazyBlocks damages the last block of the index of a payload of
+// several: Open, which reads only the directory, and Lookup of a kernel in
+// another block must not notice; Lookup of a kernel in that block and
+// Kernels, which decodes them all, must.
+func TestOpenLazyBlocks(t *testing.T) {
+	entries := manyEntries(t, 2*payload.BlockLen+1)
+	p := encodePayload(t, entries, nil)
+	dirLen, blocksLen := binary.LittleEndian.Uint32(p[16:]), binary.LittleEndian.Uint32(p[20:])
+	p[payload.HeaderLen+dirLen+blocksLen-1] ^= 0x5a // the last frame's last byte
+	resum(p)
+	a := open(t, p)
+	slices.SortFunc(entries, func(a, b encode.Entry) int { return a.Key.Compare(b.Key) })
+	if _, err := a.Lookup(entries[0].Key); err != nil {
+		t.Fatalf("kernel of an intact block: %v", err)
+	}
+	if _, err := a.Lookup(entries[len(entries)-1].Key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("kernel of the damaged block: error %v, want ErrCorrupt", err)
+	}
+	if got := a.Kernels(); got != nil {
+		t.Fatalf("Kernels() = %d kernels of a damaged payload, want none", len(got))
+	}
+}
+
 func TestOpenRejects(t *testing.T) {
 	good := encodePayload(t, testEntries(t), nil)
 	mutate := func(f func(p []byte) []byte) []byte { return f(bytes.Clone(good)) }

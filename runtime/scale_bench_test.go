@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
@@ -32,13 +30,8 @@ func BenchmarkSelectScale(b *testing.B) {
 		}
 		return
 	}
-	base := testEntries(b)
 	for _, n := range []int{10, 100, 1000, 4000} {
-		entries := make([]encode.Entry, n)
-		for i := range entries {
-			entries[i] = base[i%len(base)]
-			entries[i].Key.Release = fmt.Sprintf("%s.%04d", entries[i].Key.Release, i)
-		}
+		entries := manyEntries(b, n)
 		benchSelect(b, fmt.Sprintf("kernels=%d", n), encodePayload(b, entries, nil), entries[n/2].Key)
 	}
 }
