@@ -193,7 +193,7 @@ func (p *Payload) Blob(b Blob) ([]byte, error) {
 	}
 	raw, err := Unpack(form, int(b.RawLen))
 	if err != nil {
-		return nil, fmt.Errorf("blob at %d: %w", b.Off, err)
+		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, b.Off, err)
 	}
 	return raw, nil
 }
@@ -209,7 +209,7 @@ func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
 	}
 	r, err := newUnpackReader(form, int(b.RawLen))
 	if err != nil {
-		return nil, fmt.Errorf("blob at %d: %w", b.Off, err)
+		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, b.Off, err)
 	}
 	return r, nil
 }
