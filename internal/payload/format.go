@@ -25,7 +25,7 @@ const (
 	// block: Select decompresses and scans one block (two when a
 	// release's builds straddle a boundary), so this bounds its work
 	// whatever the number of kernels; larger blocks compress better.
-	BlockLen = 64
+	BlockLen = 128
 
 	CodecStored = 0
 	CodecZstd   = 1
@@ -86,8 +86,9 @@ type Index struct {
 }
 
 // Marshal encodes the index, for a data area of dataLen bytes, as the
-// directory and the uncompressed blocks of at most BlockLen entries each; the caller compresses each block into
-// a frame and appends the frame lengths with AppendFrames.
+// directory and the uncompressed blocks of at most BlockLen entries
+// each; the caller compresses each block into a frame and appends the
+// frame lengths with AppendFrames.
 func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
 	u := func(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 	s := func(b []byte, v string) []byte { return append(u(b, uint64(len(v))), v...) }
@@ -260,7 +261,7 @@ func (r *reader) uv(what string) uint64 {
 
 // str reads a length-prefixed string.
 func (r *reader) str(what string) string {
-	n := r.uv(what + " length")
+	n := r.uv(what)
 	if r.err == nil && n > uint64(len(r.b)) {
 		r.fail("%s truncated", what)
 	}
