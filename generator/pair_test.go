@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 func TestPairObject(t *testing.T) {
@@ -146,7 +146,7 @@ func TestForArch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assets, err := runtime.Open(part.Payload)
+		assets, err := btfruntime.Open(part.Payload)
 		if err != nil {
 			t.Fatalf("%s: %v", arch, err)
 		}

@@ -5,15 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	"golang.org/x/sys/unix"
+
+	"github.com/btfembed/btfembed/internal/regfile"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // maxOSRelease bounds how much of an os-release file is read: real ones
@@ -68,7 +68,7 @@ type osRelease struct {
 func readOSRelease(root string) (osRelease, error) {
 	for _, p := range []string{"etc/os-release", "usr/lib/os-release"} {
 		path := filepath.Join(rootDir(root), p)
-		b, err := readRegular(path, maxOSRelease)
+		b, err := regfile.ReadFile(path, maxOSRelease)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -78,33 +78,6 @@ func readOSRelease(root string) (osRelease, error) {
 		return parseOSRelease(b), nil
 	}
 	return osRelease{}, nil
-}
-
-// readRegular reads at most limit bytes of path, which must be a regular
-// file (os-release may be a symlink to one, as on most distributions).
-// It never blocks on a FIFO or device: the file is opened non-blocking and
-// checked with fstat before it is read.
-func readRegular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
 
 // parseOSRelease extracts ID, VERSION_ID and ID_LIKE from os-release

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // ErrKernelNotSupported is wrapped by the error Select and Lookup return
@@ -292,7 +294,7 @@ func kernelFile(path string) (bool, error) {
 // loadKernelFile parses a kernel BTF file, split over base if base is not
 // nil.
 func loadKernelFile(path string, base *btf.Spec) (*btf.Spec, error) {
-	b, err := readRegular(path, maxKernelBTF)
+	b, err := regfile.ReadFile(path, maxKernelBTF)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +321,7 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) err
 	if len(lacking) == 0 {
 		return nil
 	}
-	kernelRaw, err := readRegular(vmlinuxPath, maxKernelBTF)
+	kernelRaw, err := regfile.ReadFile(vmlinuxPath, maxKernelBTF)
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/regfile"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -61,7 +62,7 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	for _, path := range fs.Args() {
-		data, err := os.ReadFile(path)
+		data, err := regfile.ReadFile(path, extract.MaxImage)
 		if err != nil {
 			return fmt.Errorf("inspect: %w", err)
 		}

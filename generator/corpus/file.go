@@ -3,9 +3,9 @@ package corpus
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -36,7 +36,7 @@ type File struct {
 // Errors name the file and wrap ErrNoBTF or ErrUnknownFormat where one
 // applies.
 func ReadBTF(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func ReadBTF(path string) (*File, error) {
 // ReadBTFFromReader is ReadBTF for contents read from r, such as a member
 // of an archive; Key holds only what the contents tell.
 func ReadBTFFromReader(r io.Reader) (*File, error) {
-	data, err := io.ReadAll(r)
+	data, err := extract.ReadAllLimit(r, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -180,7 +181,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		importDeb(in, br, over, opts, emit)
 		return
 	}
-	data, err := io.ReadAll(br)
+	data, err := extract.ReadAllLimit(br, extract.MaxImage)
 	if err != nil {
 		emit(nil, err)
 		return
@@ -236,7 +237,7 @@ func hostKey(root string) kernelkey.Key {
 
 // osRelease reads ID and VERSION_ID from an os-release(5) file.
 func osRelease(file string) (id, version string) {
-	data, err := os.ReadFile(file)
+	data, err := regfile.ReadFile(file, 64<<10)
 	if err != nil {
 		return "", ""
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -247,7 +248,7 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 // parsing it for corereloc (Kernel.Target hands that parse on) and
 // completes its key from the file's contents.
 func readKernelFile(e entry) (*Kernel, error) {
-	data, err := os.ReadFile(e.path)
+	data, err := regfile.ReadFile(e.path, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +360,7 @@ func readModules(files []string, base *btfSpec, workers int) ([]Module, []error)
 }
 
 func readModuleFile(file string, base *btfSpec) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := regfile.ReadFile(file, extract.MaxImage)
 	if err != nil {
 		return nil, err
 	}

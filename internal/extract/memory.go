@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // Caps on what one untrusted input can make this package hold. They come
@@ -38,7 +40,7 @@ const (
 
 // ErrTooLarge is wrapped by the errors for an input that decompresses, or
 // claims to decompress, past one of the caps above.
-var ErrTooLarge = errors.New("larger than the cap")
+var ErrTooLarge = regfile.ErrTooLarge
 
 // ErrMemoryBudget is wrapped when the inputs read in parallel together
 // need more than the shared memory budget: every reader holding memory is

@@ -34,36 +34,37 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
-		p.Verdict, p.Reasons, p.Guarded = program(coll.Programs[name], coll.Types, targets, m)
+		p.Verdict, p.Reasons, p.Guarded, p.ReachedAt = program(coll.Programs[name], coll.Types, targets, m)
 		out = append(out, p)
 	}
 	return out
 }
 
 // program predicts one program.
-func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, m model) (Verdict, []string, []string) {
+func program(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, m model) (Verdict, []string, []string, []int) {
 	insns, poison, err := relocate(prog, local, targets)
 	if err != nil {
 		var reasons []string
 		for _, line := range strings.Split(err.Error(), "\n") {
 			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
 		}
-		return Fails, reasons, nil
+		return Fails, reasons, nil, nil
 	}
 	return judge(insns, prog.Instructions, poison, m)
 }
 
 // judge walks relocated instructions and says which poisoned ones the
 // verifier reaches; source is the program before relocation, whose line
-// info the poisoned instructions lost.
-func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verdict, []string, []string) {
+// info the poisoned instructions lost. reachedAt are the raw offsets of the
+// poisoned instructions the walk surely reaches.
+func judge(insns, source asm.Instructions, poison map[int]string, m model) (v Verdict, reasons, guarded []string, reachedAt []int) {
 	if len(poison) == 0 {
-		return Loads, nil, nil
+		return Loads, nil, nil, nil
 	}
 	w := newWalker(insns, poison, m)
 	w.run()
 
-	var fails, unsure, guarded []string
+	var fails, unsure []string
 	for _, pc := range slices.Sorted(maps.Keys(poison)) {
 		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(source, pc))
 		why, reached := w.hits[pc]
@@ -72,21 +73,32 @@ func judge(insns, source asm.Instructions, poison map[int]string, m model) (Verd
 			guarded = append(guarded, what)
 		case why == -1:
 			fails = append(fails, "reachable: "+what)
+			reachedAt = append(reachedAt, rawOffset(insns, pc))
 		default:
 			unsure = append(unsure, "maybe reachable: "+what+": "+w.why[why])
 		}
 	}
 	switch {
 	case len(fails) > 0:
-		return Fails, fails, guarded
+		return Fails, fails, guarded, reachedAt
 	case len(w.giveUp) > 0:
 		// What the walk did not reach before giving up is not known
 		// to be guarded.
-		return Unknown, append(w.giveUp, unsure...), nil
+		return Unknown, append(w.giveUp, unsure...), nil, nil
 	case len(unsure) > 0:
-		return Unknown, unsure, guarded
+		return Unknown, unsure, guarded, nil
 	}
-	return Loads, nil, guarded
+	return Loads, nil, guarded, nil
+}
+
+// rawOffset is the offset of instruction pc as the verifier numbers
+// instructions: a 64-bit immediate load takes two slots.
+func rawOffset(insns asm.Instructions, pc int) int {
+	raw := 0
+	for _, ins := range insns[:pc] {
+		raw += int(ins.Width())
+	}
+	return raw
 }
 
 // function names the function holding pc when it is not the program's

@@ -38,6 +38,12 @@ type Prediction struct {
 	// Guarded lists the poisoned instructions that cannot be reached:
 	// CO-RE guards doing their job.
 	Guarded []string
+	// ReachedAt are the raw offsets of the reachable poisoned
+	// instructions of a Fails verdict, numbered as the verifier's log
+	// numbers instructions (a 64-bit immediate load takes two), so that
+	// a harness can check the verifier stopped at one of them
+	// (VerifierPoisonAt).
+	ReachedAt []int
 }
 
 func (p Prediction) String() string {

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -168,7 +166,7 @@ func TestVerifierAgrees(t *testing.T) {
 				case 1:
 					confirmed++
 					if o == poisoned {
-						if at, ok := sameInstruction(coll.Programs[p.Program], p, err); ok {
+						if at, ok := sameInstruction(p, err); ok {
 							sameInsn++
 						} else {
 							t.Errorf("%s: the verifier stopped at poisoned insn %d (raw), which the prediction %q does not name", p, at, p.Reasons)
@@ -207,43 +205,15 @@ func TestVerifierAgrees(t *testing.T) {
 	}
 }
 
-// verifierPoison finds, in the verifier's log, the instruction it
-// rejected as poisoned: "17: (85) call unknown#195896080" or
-// "17: (18) r10 = 0xbad2310".
-var verifierPoison = regexp.MustCompile(fmt.Sprintf(`^(\d+): \((?:85\) call unknown#%d|18\) r10 = 0x%x)`, btf.COREBadRelocationSentinel, btf.COREBadRelocationSentinel))
-
-// predictedInsn finds the instructions a reason names.
-var predictedInsn = regexp.MustCompile(`^reachable: .* poisoned at insn (\d+)`)
-
 // sameInstruction checks that the poisoned instruction the verifier
-// stopped at (a raw offset in its log) is one the prediction names (an
-// index into the program's instructions).
-func sameInstruction(prog *ebpf.ProgramSpec, p Prediction, err error) (int, bool) {
+// stopped at (a raw offset in its log) is one the prediction names.
+func sameInstruction(p Prediction, err error) (int, bool) {
 	var ve *ebpf.VerifierError
 	if !errors.As(err, &ve) {
 		return -1, false
 	}
-	at := -1
-	for _, line := range ve.Log {
-		if m := verifierPoison.FindStringSubmatch(line); m != nil {
-			at, _ = strconv.Atoi(m[1])
-		}
-	}
-	raw := 0
-	offsets := map[int]int{} // instruction index to raw offset
-	for i, ins := range prog.Instructions {
-		offsets[i] = raw
-		raw += int(ins.Width())
-	}
-	for _, r := range p.Reasons {
-		if m := predictedInsn.FindStringSubmatch(r); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			if offsets[i] == at {
-				return at, true
-			}
-		}
-	}
-	return at, false
+	at, ok := VerifierPoisonAt(ve.Log)
+	return at, ok && slices.Contains(p.ReachedAt, at)
 }
 
 // firstLine is the start of a verifier error, whose log can be long.

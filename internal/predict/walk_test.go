@@ -178,7 +178,7 @@ func TestWalk(t *testing.T) {
 			if len(poison) != 1 {
 				t.Fatalf("%d poisoned instructions, want 1", len(poison))
 			}
-			v, reasons, _ := judge(tt.insns, tt.insns, poison, latest)
+			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, latest)
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}
@@ -274,7 +274,7 @@ func TestWalkCalls(t *testing.T) {
 			}
 			m := latest
 			m.globals = tt.globals
-			v, reasons, _ := judge(tt.insns, tt.insns, poison, m)
+			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, m)
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}
@@ -356,7 +356,7 @@ func TestWalkOlderVerifiers(t *testing.T) {
 					poison[i] = "test relocation"
 				}
 			}
-			v, reasons, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release))
+			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release))
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}

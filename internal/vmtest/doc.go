@@ -29,7 +29,8 @@
 //
 // TestField (field_test.go) is btfembed's proof on real kernels: it boots
 // every kernel of $BTFEMBED_CORPUS with its BTF hidden and visible, with
-// fieldinit as /init, and compares what loads; field.go holds the layout
+// fieldinit as /init, and compares what loads, with itself and with
+// package predict's load predictions (prediction_test.go); field.go holds the layout
 // and records both sides share, and ProgramLoad is the per-program verdict
 // other tools can compare against (-field.out writes them as FieldResult).
 package vmtest

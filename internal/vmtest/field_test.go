@@ -87,8 +87,13 @@ var needsKernelBTF = map[string]bool{
 // with the right pid, parent pid and comm. On the kernel of the .deb, the
 // guest first loads nf_conntrack and its dependencies, and a kprobe reading
 // nf_conntrack's module types must load with the embedded module BTF.
+// Each boot's verdicts are also compared with package predict's
+// (prediction_test.go): a contradiction fails the test, and the match
+// rate is logged per kernel and in total.
 func TestField(t *testing.T) {
 	dir := kerneltest.SharedCorpus(t)
+	total := &matchTotal{}
+	t.Cleanup(func() { total.log(t) })
 	for _, k := range fieldKernels {
 		t.Run(k.name(), func(t *testing.T) {
 			vmtest.Require(t, k.arch)
@@ -112,6 +117,7 @@ func TestField(t *testing.T) {
 				t.Error(p)
 			}
 			t.Log(summary(k, hidden, visible))
+			total.addKernel(checkPredictions(t, fx, k, hidden, visible))
 		})
 	}
 }
@@ -339,6 +345,9 @@ type fixture struct {
 	// the kernel image and debModule with its dependencies, in load order.
 	debImage   []byte
 	debModules []vmtest.File
+	// corpus is the full BTF the payload was generated from, by
+	// corpusKey, for the predictions the boots are compared with.
+	corpus map[string]*corpus.Kernel
 
 	builds sync.Map // arch -> *archBuild
 }
@@ -423,15 +432,19 @@ func newFixture(corpusDir string) (*fixture, error) {
 	if err := os.WriteFile(filepath.Join(modDir, conntrack.name+".ko"), conntrack.data, 0o644); err != nil {
 		return nil, err
 	}
+	roots := []string{repoPath("testdata", "btfhub"), repoPath("testdata", "corpus-extra"), modRoot}
 	res, err := generator.Generate(context.Background(), &generator.Args{
 		Objects: objects,
-		Corpus:  []string{repoPath("testdata", "btfhub"), repoPath("testdata", "corpus-extra"), modRoot},
+		Corpus:  roots,
 		Strict:  true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("generate the payload: %w", err)
 	}
 	fx.payload = res.Payload
+	if fx.corpus, err = readCorpus(roots); err != nil {
+		return nil, err
+	}
 	return fx, nil
 }
 

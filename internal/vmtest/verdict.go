@@ -13,6 +13,10 @@ type ProgramLoad struct {
 	// Error is why it did not load: a CO-RE relocation error, or the
 	// verifier's message (its last lines).
 	Error string `json:"error,omitempty"`
+	// Log is the end of the verifier's log when the verifier rejected
+	// the program: it numbers the instruction it stopped at, to compare
+	// with a prediction (predict.VerifierPoisonAt).
+	Log []string `json:"log,omitempty"`
 }
 
 // KindProgramLoad is the record kind whose data is a ProgramLoad.

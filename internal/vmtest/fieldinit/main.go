@@ -173,6 +173,7 @@ func loadObjects(g *vmtest.Guest, opts *ebpf.CollectionOptions) error {
 			coll, err := ebpf.NewCollectionWithOptions(one, *opts)
 			if err != nil {
 				v.Error = verdictError(err)
+				v.Log = verifierTail(err)
 			} else {
 				v.Loaded = true
 				coll.Close()
@@ -194,6 +195,18 @@ func verdictError(err error) string {
 		s = "..." + s[len(s)-max:]
 	}
 	return s
+}
+
+// verifierTail is the end of the verifier's log in err, if the verifier
+// rejected the program: the rejected instruction, the reason and the
+// statistics lines the verifier ends with.
+func verifierTail(err error) []string {
+	const lines = 6
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	return ve.Log[max(len(ve.Log)-lines, 0):]
 }
 
 // execsnoopTimeout bounds each wait on execsnoop; a TCG guest is slow to

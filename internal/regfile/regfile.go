@@ -1,0 +1,48 @@
+// Package regfile reads files whose path comes from outside the program
+// (a corpus, a host root) without trusting what is there: only a regular
+// file is read, never one larger than the caller's limit, and never in a
+// way that can block on a FIFO or device. It uses the standard library
+// only, so the agent-side runtime can link it.
+package regfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrTooLarge is wrapped by the error for a file over the limit.
+var ErrTooLarge = errors.New("larger than the cap")
+
+// ReadFile reads path whole if it is a regular file of at most limit
+// bytes. It opens the file non-blocking and checks it with fstat before
+// reading, so a FIFO is refused rather than waited on, and a file over the
+// limit is refused before anything is allocated; a file that grows while
+// it is read is cut off at limit+1 bytes and refused too.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: more than %d KiB: %w", path, limit>>10, ErrTooLarge)
+	}
+	return b, nil
+}

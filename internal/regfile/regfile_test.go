@@ -1,0 +1,50 @@
+package regfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestReadFile checks that an input file is read only when it is a
+// regular file within the limit: a FIFO must not hang the reader, and an
+// oversized file is refused before it is read.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	if err := os.WriteFile(small, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path string
+		limit      int64
+		want       string // error substring; "" for success
+		is         error
+	}{
+		{name: "regular", path: small, limit: 10},
+		{name: "too large", path: small, limit: 9, want: "10 bytes", is: ErrTooLarge},
+		{name: "fifo", path: fifo, limit: 10, want: "not a regular file"},
+		{name: "directory", path: dir, limit: 10, want: "not a regular file"},
+		{name: "missing", path: filepath.Join(dir, "none"), limit: 10, is: os.ErrNotExist},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := ReadFile(c.path, c.limit)
+			if c.want == "" && c.is == nil {
+				if err != nil || string(b) != "0123456789" {
+					t.Fatalf("ReadFile = %q, %v", b, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
+				t.Fatalf("error %v, want one containing %q (wrapping %v)", err, c.want, c.is)
+			}
+		})
+	}
+}
