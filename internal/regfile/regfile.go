@@ -37,7 +37,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	b, err := readAll(io.LimitReader(f, limit+1), fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -45,4 +45,27 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d KiB: %w", path, limit>>10, ErrTooLarge)
 	}
 	return b, nil
+}
+
+// readAll is io.ReadAll into a buffer sized for the size fstat gave, one
+// byte over so that end of file is seen without growing it. io.ReadAll
+// grows from 512 bytes by doubling: for a 5 MB kernel BTF that allocated
+// about twice the file and held two copies at once while growing, which
+// was a third of the peak memory of "btfembed min". A file that grew
+// since fstat still reads whole, by append's growth.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
