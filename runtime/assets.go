@@ -20,9 +20,10 @@ var ErrCorrupt = payload.ErrCorrupt
 // Assets is an opened payload. It is safe for concurrent use; each kernel's
 // BTF is decompressed and parsed at most once, on first use.
 type Assets struct {
-	p       *payload.Payload
-	entries []assetEntry
-	keys    []Key // entries' keys, sorted
+	p *payload.Payload
+
+	mu     sync.Mutex
+	loaded map[Key]*assetEntry // entries looked up so far
 }
 
 type assetEntry struct {
@@ -37,25 +38,42 @@ type assetEntry struct {
 	loadErr  error
 }
 
-// Open parses the header and index of data, a payload the generator wrote;
-// it decompresses no kernel BTF. data must not be modified afterwards. A
-// malformed payload gives an error wrapping ErrCorrupt.
+// Open parses the header and directory of data, a payload the generator
+// wrote; it decompresses no kernel BTF and costs the same however many
+// kernels data holds. data must not be modified afterwards. A malformed
+// payload gives an error wrapping ErrCorrupt.
 func Open(data []byte) (*Assets, error) {
 	p, err := payload.Open(data)
 	if err != nil {
 		return nil, err
 	}
-	a := &Assets{p: p, entries: make([]assetEntry, len(p.Entries)), keys: make([]Key, len(p.Entries))}
-	for i, e := range p.Entries {
-		a.entries[i].Entry = e
-		a.keys[i] = e.Key
-	}
-	return a, nil
+	return &Assets{p: p, loaded: map[Key]*assetEntry{}}, nil
 }
 
-// Kernels lists the embedded kernels in key order.
+// Kernels lists the embedded kernels in key order. It decodes the whole
+// index, which Select never does; a corrupt payload gives nil.
 func (a *Assets) Kernels() []Key {
-	return slices.Clone(a.keys)
+	entries, err := a.p.Entries()
+	if err != nil {
+		return nil
+	}
+	keys := make([]Key, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	return keys
+}
+
+// entry returns the one assetEntry for e, so each kernel loads once.
+func (a *Assets) entry(e payload.Entry) *assetEntry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ae := a.loaded[e.Key]
+	if ae == nil {
+		ae = &assetEntry{Entry: e}
+		a.loaded[e.Key] = ae
+	}
+	return ae
 }
 
 // Lookup returns the embedded BTF for exactly key (its Arch normalized
@@ -63,11 +81,14 @@ func (a *Assets) Kernels() []Key {
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
 	key.Arch, _ = kernelkey.NormalizeArch(key.Arch)
-	i, ok := slices.BinarySearchFunc(a.keys, key, Key.Compare)
-	if !ok {
-		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
+	e, ok, err := a.p.Find(key)
+	if err != nil {
+		return nil, err
 	}
-	return a.selection(&a.entries[i])
+	if !ok {
+		return nil, &NotSupportedError{Key: key, Embedded: a.p.Len()}
+	}
+	return a.selection(a.entry(e))
 }
 
 // selection loads entry e (once) and wraps it in a Selection.
@@ -95,7 +116,7 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.
 	var r io.ReaderAt
 	var raw []byte
 	var err error
-	if slices.ContainsFunc(e.Modules, func(m payload.EntryModule) bool { return m.Base != 0 }) {
+	if slices.ContainsFunc(e.Modules, func(m payload.EntryModule) bool { return m.HasBase }) {
 		raw, err = a.p.Blob(e.VMLinux)
 		r = bytes.NewReader(raw)
 	} else {
@@ -112,8 +133,8 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.
 	var mods []Module
 	for _, m := range e.Modules {
 		mod := Module{Name: m.Name}
-		if m.Base != 0 {
-			if mod.Base, err = a.p.Blob(m.Base - 1); err != nil {
+		if m.HasBase {
+			if mod.Base, err = a.p.Blob(m.Base); err != nil {
 				return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s base: %w", e.Key, mod.Name, err)
 			}
 		}

@@ -49,13 +49,17 @@ func TestEncodeOpenLookup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := encodePayload(t, entries, opts)
 			a := open(t, p)
-			ix, _, err := payload.ReadIndex(p)
+			pp, err := payload.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := pp.Entries()
 			if err != nil {
 				t.Fatal(err)
 			}
 			codecs := map[[2]bool]bool{} // {dictionary, slice}
-			for _, b := range ix.Blobs {
-				codecs[[2]bool{b.Dict != 0, b.Codec == payload.CodecSlice}] = true
+			for _, e := range all {
+				codecs[[2]bool{e.VMLinux.Dict.ID != 0, e.VMLinux.Codec == payload.CodecSlice}] = true
 			}
 			if name == "small dict" && !(codecs[[2]bool{true, true}] && codecs[[2]bool{true, false}]) {
 				t.Fatalf("small dictionaries should give both slices and differences, got %v", codecs)
@@ -157,6 +161,29 @@ func resum(p []byte) {
 	}
 }
 
+// TestOpenLazyBlocks damages the last block of the index of a payload of
+// several: Open, which reads only the directory, and Lookup of a kernel in
+// another block must not notice; Lookup of a kernel in that block and
+// Kernels, which decodes them all, must.
+func TestOpenLazyBlocks(t *testing.T) {
+	entries := manyEntries(t, 2*payload.BlockLen+1)
+	p := encodePayload(t, entries, nil)
+	dirLen, blocksLen := binary.LittleEndian.Uint32(p[16:]), binary.LittleEndian.Uint32(p[20:])
+	p[payload.HeaderLen+dirLen+blocksLen-1] ^= 0x5a // the last frame's last byte
+	resum(p)
+	a := open(t, p)
+	slices.SortFunc(entries, func(a, b encode.Entry) int { return a.Key.Compare(b.Key) })
+	if _, err := a.Lookup(entries[0].Key); err != nil {
+		t.Fatalf("kernel of an intact block: %v", err)
+	}
+	if _, err := a.Lookup(entries[len(entries)-1].Key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("kernel of the damaged block: error %v, want ErrCorrupt", err)
+	}
+	if got := a.Kernels(); got != nil {
+		t.Fatalf("Kernels() = %d kernels of a damaged payload, want none", len(got))
+	}
+}
+
 func TestOpenRejects(t *testing.T) {
 	good := encodePayload(t, testEntries(t), nil)
 	mutate := func(f func(p []byte) []byte) []byte { return f(bytes.Clone(good)) }
@@ -182,7 +209,7 @@ func TestOpenRejects(t *testing.T) {
 func TestCorruptBytes(t *testing.T) {
 	entries := testEntries(t)
 	good := encodePayload(t, entries, nil)
-	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:]))
+	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:])) + int(binary.LittleEndian.Uint32(good[20:]))
 	for i := 16; i < len(good); i++ {
 		if i > dataStart && i%5 != 0 {
 			continue

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
@@ -39,6 +40,17 @@ func moduleEntry(tb testing.TB, withBase bool) encode.Entry {
 		e.VMLinux, e.Modules[0].Base = m.VMLinux, m.Base
 	}
 	return e
+}
+
+// manyEntries repeats the testdata entries under n distinct releases.
+func manyEntries(tb testing.TB, n int) []encode.Entry {
+	base := testEntries(tb)
+	entries := make([]encode.Entry, n)
+	for i := range entries {
+		entries[i] = base[i%len(base)]
+		entries[i].Key.Release = fmt.Sprintf("%s.%04d", entries[i].Key.Release, i)
+	}
+	return entries
 }
 
 func encodePayload(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte {

@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
 // then Select of one kernel, forced embedded) as the number of kernels in
-// the payload grows, with Open alone beside it: Open decodes the whole
-// index, Select decompresses and parses one entry and its dictionary. Synthetic payloads
+// the payload grows, with Open alone beside it: Open decodes the header
+// and the block directory, Select one block of the index, then one entry
+// and its dictionary; both should stay flat. Synthetic payloads
 // repeat the testdata entries under distinct releases;
 // $BTFEMBED_BENCH_PAYLOADS (a list of payload files, as generate writes
 // for internal/cmd/benchcorpus corpora) measures real ones instead,
@@ -31,13 +30,8 @@ func BenchmarkSelectScale(b *testing.B) {
 		}
 		return
 	}
-	base := testEntries(b)
-	for _, n := range []int{4, 100, 1000, 4000} {
-		entries := make([]encode.Entry, n)
-		for i := range entries {
-			entries[i] = base[i%len(base)]
-			entries[i].Key.Release = fmt.Sprintf("%s.%04d", entries[i].Key.Release, i)
-		}
+	for _, n := range []int{10, 100, 1000, 4000} {
+		entries := manyEntries(b, n)
 		benchSelect(b, fmt.Sprintf("kernels=%d", n), encodePayload(b, entries, nil), entries[n/2].Key)
 	}
 }

@@ -148,24 +148,23 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 // match finds the entry for the host among those of its arch and release.
 func (a *Assets) match(h host) (*assetEntry, error) {
 	key := h.key
-	lo, _ := slices.BinarySearchFunc(a.keys, Key{Arch: key.Arch, Release: key.Release}, Key.Compare)
-	hi := lo
-	for hi < len(a.entries) && a.entries[hi].Key.Arch == key.Arch && a.entries[hi].Key.Release == key.Release {
-		hi++
+	found, err := a.p.Release(key.Arch, key.Release)
+	if err != nil {
+		return nil, err
 	}
-	cands := a.entries[lo:hi]
+	cands := make([]*assetEntry, len(found))
+	for i, e := range found {
+		cands[i] = a.entry(e)
+	}
 	switch len(cands) {
 	case 0:
-		return nil, &NotSupportedError{Key: key, Embedded: len(a.entries)}
+		return nil, &NotSupportedError{Key: key, Embedded: a.p.Len()}
 	case 1:
 		// A release string names one build; take it whatever the
 		// distribution says.
-		return &cands[0], nil
+		return cands[0], nil
 	}
-	all := make([]*assetEntry, len(cands))
-	for i := range cands {
-		all[i] = &cands[i]
-	}
+	all := cands
 	var byDistro []*assetEntry
 	for _, id := range append([]string{key.Distro}, h.idLike...) {
 		byDistro = filterEntries(all, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
@@ -202,7 +201,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	if h.osReleaseErr != nil {
 		reason = fmt.Sprintf("release is embedded for %s; %v", strings.Join(have, ", "), h.osReleaseErr)
 	}
-	return nil, &NotSupportedError{Key: key, Embedded: len(a.entries), Reason: reason}
+	return nil, &NotSupportedError{Key: key, Embedded: a.p.Len(), Reason: reason}
 }
 
 func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
@@ -252,7 +251,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		return nil, fmt.Errorf("load %s: %w", vmlinux, err)
 	}
 	sel := &Selection{Source: SourceKernel, Key: h.key, Spec: spec, root: root}
-	for _, name := range a.moduleNames(h.key.Arch) {
+	for _, name := range a.p.ModuleNames(h.key.Arch) {
 		path := filepath.Join(dir, name)
 		present, err := kernelFile(path)
 		if err != nil {
@@ -336,19 +335,4 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) err
 	maps.Copy(sel.Modules, specs)
 	sel.ModuleBTF = append(sel.ModuleBTF, lacking...)
 	return nil
-}
-
-// moduleNames lists the modules any entry of arch has, sorted.
-func (a *Assets) moduleNames(arch string) []string {
-	var names []string
-	for i := range a.entries {
-		if a.entries[i].Key.Arch != arch {
-			continue
-		}
-		for _, m := range a.entries[i].Modules {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -12,36 +13,25 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// Payload is an opened payload: header and index checked, blobs decoded
-// on demand. It is safe for concurrent use; each dictionary is decompressed
-// at most once.
+// Payload is an opened payload: header and directory checked, blocks and
+// blobs decoded on demand. It is safe for concurrent use; each block and
+// dictionary is decompressed at most once.
 type Payload struct {
-	data  []byte // the data area
-	dicts []lazyDict
-	blobs []BlobRecord
-	// Entries are the payload's kernels, sorted by key.
-	Entries []Entry
+	blocksArea, data []byte
+	dir              *directory
+	blocks           []lazyBlock
+
+	mu    sync.Mutex
+	dicts map[DictRecord]*lazyDict
 }
 
-// Entry is one kernel's index record, its strings resolved.
-type Entry struct {
-	Key kernelkey.Key
-	// VMLinux is the blob index of the vmlinux BTF.
-	VMLinux uint64
-	// Modules are sorted by name.
-	Modules []EntryModule
-}
-
-// EntryModule is one module of an Entry.
-type EntryModule struct {
-	Name string
-	// Base is the blob index + 1 of the module's distilled base BTF, 0
-	// for none; Split is the blob index of its split BTF.
-	Base, Split uint64
+type lazyBlock struct {
+	once    sync.Once
+	entries []Entry
+	err     error
 }
 
 type lazyDict struct {
-	wire    DictRecord
 	once    sync.Once
 	content []byte
 	err     error
@@ -63,113 +53,170 @@ func newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, append(base, opts...)...)
 }
 
-// Open checks payload's header and checksum and decodes its index; it
-// decompresses no kernel BTF. payload must not be modified afterwards. A
-// malformed payload gives an error wrapping ErrCorrupt.
+// Open checks payload's header and checksum and decodes its directory; it
+// decompresses no block and no kernel BTF, so it costs the same however
+// many kernels the payload holds. payload must not be modified
+// afterwards. A malformed payload gives an error wrapping ErrCorrupt.
 func Open(payload []byte) (*Payload, error) {
-	ix, data, err := ReadIndex(payload)
-	if err != nil {
-		return nil, err
-	}
-	p := &Payload{
-		data:    data,
-		dicts:   make([]lazyDict, len(ix.Dicts)),
-		blobs:   ix.Blobs,
-		Entries: make([]Entry, len(ix.Entries)),
-	}
-	for i, d := range ix.Dicts {
-		p.dicts[i].wire = d
-	}
-	str := ix.Strings
-	for i, e := range ix.Entries {
-		pe := &p.Entries[i]
-		pe.Key = kernelkey.Key{Arch: str[e.Key[0]], Release: str[e.Key[1]], Distro: str[e.Key[2]], Version: str[e.Key[3]]}
-		pe.VMLinux = e.VMLinux
-		for j, m := range e.Modules {
-			name := str[m.Name]
-			if !ValidModuleName(name) || j > 0 && pe.Modules[j-1].Name >= name {
-				return nil, fmt.Errorf("%w: entry %s: bad or unsorted module name %q", ErrCorrupt, pe.Key, name)
-			}
-			pe.Modules = append(pe.Modules, EntryModule{Name: name, Base: m.Base, Split: m.Split})
-		}
-		if i > 0 && p.Entries[i-1].Key.Compare(pe.Key) >= 0 {
-			return nil, fmt.Errorf("%w: entries not sorted at %s", ErrCorrupt, pe.Key)
-		}
-	}
-	return p, nil
-}
-
-// ReadIndex checks payload's header and checksum and returns its decoded
-// and validated index and its data area.
-func ReadIndex(payload []byte) (*Index, []byte, error) {
 	if len(payload) < HeaderLen {
-		return nil, nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrCorrupt, len(payload))
+		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrCorrupt, len(payload))
 	}
 	if string(payload[:8]) != Magic {
-		return nil, nil, fmt.Errorf("%w: bad magic %q", ErrCorrupt, payload[:8])
+		return nil, fmt.Errorf("%w: bad magic %q", ErrCorrupt, payload[:8])
 	}
 	le := binary.LittleEndian
 	if v := le.Uint32(payload[8:]); v != Version {
-		return nil, nil, fmt.Errorf("%w: format version %d, this package reads %d", ErrCorrupt, v, Version)
+		return nil, fmt.Errorf("%w: format version %d, this package reads %d", ErrCorrupt, v, Version)
 	}
 	if want, got := le.Uint32(payload[12:]), Checksum(payload[16:]); want != got {
-		return nil, nil, fmt.Errorf("%w: checksum %#08x, header says %#08x", ErrCorrupt, got, want)
+		return nil, fmt.Errorf("%w: checksum %#08x, header says %#08x", ErrCorrupt, got, want)
 	}
-	n := uint64(le.Uint32(payload[16:]))
-	rawLen := uint64(le.Uint32(payload[20:]))
-	if n > uint64(len(payload)-HeaderLen) {
-		return nil, nil, fmt.Errorf("%w: index of %d bytes overruns the payload", ErrCorrupt, n)
+	rest := payload[HeaderLen:]
+	dirLen, blocksLen := uint64(le.Uint32(payload[16:])), uint64(le.Uint32(payload[20:]))
+	if dirLen > uint64(len(rest)) || blocksLen > uint64(len(rest))-dirLen {
+		return nil, fmt.Errorf("%w: directory (%d bytes) and blocks (%d) overrun the payload", ErrCorrupt, dirLen, blocksLen)
 	}
-	dec, err := plainDecoder()
+	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	raw, err := decodeFrame(dec, payload[HeaderLen:HeaderLen+n], rawLen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: index: %w", ErrCorrupt, err)
-	}
-	data := payload[HeaderLen+n:]
-	ix, err := UnmarshalIndex(raw, len(data))
-	if err != nil {
-		return nil, nil, err
-	}
-	return ix, data, nil
+	return &Payload{
+		blocksArea: rest[dirLen : dirLen+blocksLen],
+		data:       rest[dirLen+blocksLen:],
+		dir:        dir,
+		blocks:     make([]lazyBlock, len(dir.blocks)),
+		dicts:      map[DictRecord]*lazyDict{},
+	}, nil
 }
 
-// Blob decodes blob i. The result is freshly allocated or a slice of
+// Len is the number of kernels the directory announces.
+func (p *Payload) Len() int { return int(p.dir.entries) }
+
+// ModuleNames lists, sorted, the modules any entry of arch has.
+func (p *Payload) ModuleNames(arch string) []string { return p.dir.modules[arch] }
+
+// block decompresses and decodes block i, once.
+func (p *Payload) block(i int) ([]Entry, error) {
+	b := &p.blocks[i]
+	b.once.Do(func() {
+		ref := p.dir.blocks[i]
+		dec, err := plainDecoder()
+		if err != nil {
+			b.err = err
+			return
+		}
+		raw, err := decodeFrame(dec, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+		if err != nil {
+			b.err = fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
+			return
+		}
+		var next *kernelkey.Key
+		if i+1 < len(p.dir.blocks) {
+			next = &p.dir.blocks[i+1].first
+		}
+		b.entries, b.err = readBlock(i, raw, ref.first, next, len(p.data))
+	})
+	return b.entries, b.err
+}
+
+// blockOf is the index of the block that would hold key, -1 if none.
+func (p *Payload) blockOf(key kernelkey.Key) int {
+	i, found := slices.BinarySearchFunc(p.dir.blocks, key, func(b blockRef, k kernelkey.Key) int { return b.first.Compare(k) })
+	if found {
+		return i
+	}
+	return i - 1
+}
+
+// Find returns the entry for exactly key, decoding only its block.
+func (p *Payload) Find(key kernelkey.Key) (Entry, bool, error) {
+	bi := p.blockOf(key)
+	if bi < 0 {
+		return Entry{}, false, nil
+	}
+	entries, err := p.block(bi)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	j, ok := slices.BinarySearchFunc(entries, key, func(e Entry, k kernelkey.Key) int { return e.Key.Compare(k) })
+	if !ok {
+		return Entry{}, false, nil
+	}
+	return entries[j], true, nil
+}
+
+// Release returns the entries of arch and release, in key order, decoding
+// only the blocks that hold them.
+func (p *Payload) Release(arch, release string) ([]Entry, error) {
+	start := kernelkey.Key{Arch: arch, Release: release}
+	var out []Entry
+	for bi := max(p.blockOf(start), 0); bi < len(p.blocks); bi++ {
+		entries, err := p.block(bi)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Key.Compare(start) < 0 {
+				continue
+			}
+			if e.Key.Arch != arch || e.Key.Release != release {
+				return out, nil
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Entries decodes every block and returns all entries in key order.
+func (p *Payload) Entries() ([]Entry, error) {
+	var out []Entry
+	for bi := range p.blocks {
+		entries, err := p.block(bi)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, entries...)
+	}
+	if uint64(len(out)) != p.dir.entries {
+		return nil, fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, len(out), p.dir.entries)
+	}
+	return out, nil
+}
+
+// Blob decodes b. The result is freshly allocated or a slice of
 // dictionary content; callers must not modify it.
-func (p *Payload) Blob(i uint64) ([]byte, error) {
-	form, err := p.form(i)
-	if err != nil || p.blobs[i].PackedLen == 0 {
+func (p *Payload) Blob(b Blob) ([]byte, error) {
+	form, err := p.form(b)
+	if err != nil || b.PackedLen == 0 {
 		return form, err
 	}
-	raw, err := Unpack(form, int(p.blobs[i].RawLen))
+	raw, err := Unpack(form, int(b.RawLen))
 	if err != nil {
-		return nil, fmt.Errorf("blob %d: %w", i, err)
+		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, b.Off, err)
 	}
 	return raw, nil
 }
 
-// BlobReader returns a reader of blob i that unpacks it while it is read.
-func (p *Payload) BlobReader(i uint64) (io.ReaderAt, error) {
-	form, err := p.form(i)
+// BlobReader returns a reader of b that unpacks it while it is read.
+func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
+	form, err := p.form(b)
 	if err != nil {
 		return nil, err
 	}
-	if p.blobs[i].PackedLen == 0 {
+	if b.PackedLen == 0 {
 		return bytes.NewReader(form), nil
 	}
-	r, err := newUnpackReader(form, int(p.blobs[i].RawLen))
+	r, err := newUnpackReader(form, int(b.RawLen))
 	if err != nil {
-		return nil, fmt.Errorf("blob %d: %w", i, err)
+		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, b.Off, err)
 	}
 	return r, nil
 }
 
-// form decompresses blob i to its packed form (its raw form if it is not
+// form decompresses b to its packed form (its raw form if it is not
 // packed).
-func (p *Payload) form(i uint64) ([]byte, error) {
-	bl := p.blobs[i]
+func (p *Payload) form(bl Blob) ([]byte, error) {
 	want := bl.RawLen
 	if bl.PackedLen != 0 {
 		want = bl.PackedLen
@@ -178,7 +225,7 @@ func (p *Payload) form(i uint64) ([]byte, error) {
 	case CodecStored:
 		return p.data[bl.Off : bl.Off+bl.N], nil
 	case CodecSlice:
-		content, err := p.dict(bl.Dict - 1)
+		content, err := p.dict(bl.Dict, bl.DictBase)
 		if err != nil {
 			return nil, err
 		}
@@ -186,12 +233,12 @@ func (p *Payload) form(i uint64) ([]byte, error) {
 	}
 	var form []byte
 	var err error
-	if bl.Dict != 0 {
+	if bl.Dict.ID != 0 {
 		var content []byte
-		if content, err = p.dict(bl.Dict - 1); err != nil {
+		if content, err = p.dict(bl.Dict, bl.DictBase); err != nil {
 			return nil, err
 		}
-		form, err = decodeWithDict(uint32(bl.Dict), content, p.data[bl.Off:bl.Off+bl.N], want)
+		form, err = decodeWithDict(uint32(bl.Dict.ID), content, p.data[bl.Off:bl.Off+bl.N], want)
 	} else {
 		var dec *zstd.Decoder
 		if dec, err = plainDecoder(); err != nil {
@@ -200,42 +247,51 @@ func (p *Payload) form(i uint64) ([]byte, error) {
 		form, err = decodeFrame(dec, p.data[bl.Off:bl.Off+bl.N], want)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: blob %d: %w", ErrCorrupt, i, err)
+		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, bl.Off, err)
 	}
 	return form, nil
 }
 
-// dict decompresses dictionary i once and returns its content.
-func (p *Payload) dict(i uint64) ([]byte, error) {
-	d := &p.dicts[i]
-	d.once.Do(func() {
-		w := d.wire
+// dict decompresses dictionary d, stored against base (ID 0: none), once
+// per payload, and returns its content. Blocks repeat the records of the
+// dictionaries they share; the whole record is the key, so a corrupt copy
+// cannot stand for another.
+func (p *Payload) dict(d, base DictRecord) ([]byte, error) {
+	local := d
+	local.Base = base.ID // the block-local base number is not payload-wide
+	p.mu.Lock()
+	ld := p.dicts[local]
+	if ld == nil {
+		ld = &lazyDict{}
+		p.dicts[local] = ld
+	}
+	p.mu.Unlock()
+	ld.once.Do(func() {
 		var content []byte
 		var err error
-		if w.Base != 0 {
-			// The index guarantees the base is earlier and has no
-			// base itself.
-			var base []byte
-			if base, err = p.dict(w.Base - 1); err != nil {
-				d.err = err
+		if base.ID != 0 {
+			// readBlock guarantees the base has no base itself.
+			var bc []byte
+			if bc, err = p.dict(base, DictRecord{}); err != nil {
+				ld.err = err
 				return
 			}
-			content, err = decodeWithDict(uint32(w.Base), base, p.data[w.Off:w.Off+w.N], w.RawLen)
+			content, err = decodeWithDict(uint32(base.ID), bc, p.data[d.Off:d.Off+d.N], d.RawLen)
 		} else {
 			var plain *zstd.Decoder
 			if plain, err = plainDecoder(); err != nil {
-				d.err = err
+				ld.err = err
 				return
 			}
-			content, err = decodeFrame(plain, p.data[w.Off:w.Off+w.N], w.RawLen)
+			content, err = decodeFrame(plain, p.data[d.Off:d.Off+d.N], d.RawLen)
 		}
 		if err != nil {
-			d.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, i, err)
+			ld.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
 			return
 		}
-		d.content = content
+		ld.content = content
 	})
-	return d.content, d.err
+	return ld.content, ld.err
 }
 
 // dictDecoder decompresses frames made with a dictionary. One decoder

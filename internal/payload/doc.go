@@ -1,37 +1,54 @@
 // Package payload defines the btfembed payload, the bytes the generator
-// embeds in an agent and the runtime reads: the header, the index, the
-// BTF column transform, and the decoder. The encoder is in the encode
+// embeds in an agent and the runtime reads: the header, the directory
+// and blocks of the index, the BTF column transform, and the decoder. The encoder is in the encode
 // subpackage, which only the generator imports, so an agent links the
 // decoder alone (no zstd encoder).
 //
 // # Layout
 //
-// All integers are little endian; "uv" is an unsigned varint.
+// All integers are little endian; "uv" is an unsigned varint, "str" a uv
+// length then that many bytes, "key" four str: arch, release, distro,
+// version.
 //
 //	0   [8]byte  magic "BTFEMBED"
-//	8   u32      format version (Version)
+//	8   u32      format version (Version, 2)
 //	12  u32      CRC-32C (Castagnoli) of every byte from offset 16 to the end
-//	16  u32      length n of the index frame
-//	20  u32      length of the decompressed index
-//	24  [n]byte  index: one zstd frame
-//	24+n         data: dictionaries and blobs, addressed relative to here
+//	16  u32      length d of the directory
+//	20  u32      length b of the blocks area
+//	24  [d]byte  directory, uncompressed
+//	24+d [b]byte blocks: one zstd frame per block, back to back
+//	24+d+b       data: dictionaries and blobs, addressed relative to here
 //
-// The decompressed index (Index):
+// The directory:
 //
-//	uv count, then per string:      uv length, bytes
-//	uv count, then per dictionary:  uv offset, uv stored length, uv length,
+//	uv data length, uv entry count
+//	uv arch count, then per arch (sorted): str arch, uv count, then the
+//	    sorted names of the modules any entry of that arch has, each a str
+//	uv block count, then per block: the key of its first entry,
+//	    then per block: uv frame length, uv decompressed length
+//
+// A block (at most BlockLen entries, consecutive in key order):
+//
+//	uv count, then per dictionary:  uv ID (payload-wide index + 1),
+//	                                uv offset, uv stored length, uv length,
 //	                                uv base dictionary+1 (0: none)
 //	uv count, then per blob:        uv codec, uv dictionary+1 (0: none),
 //	                                uv offset, uv stored length,
 //	                                uv packed length, uv length
-//	uv count, then per entry:       uv arch, release, distro, version (string
-//	                                indexes), uv vmlinux blob, uv modules,
-//	                                then per module: uv name (string index),
+//	uv count, then per entry:       key, uv vmlinux blob, uv modules,
+//	                                then per module: str name,
 //	                                uv base blob+1 (0: none), uv split blob
 //
-// Entries are sorted by kernelkey.Key.Compare, modules by name, so a
-// reader finds a kernel by binary search and all builds of one release
-// are neighbours.
+// Dictionary and blob numbers in a block are the block's own: a block
+// repeats the records of the dictionaries and blobs its entries use, so
+// it decodes on its own. Entries are sorted by kernelkey.Key.Compare
+// across blocks, modules by name, so a reader finds a kernel by binary
+// search over the directory, then in one block, and all builds of one
+// release are neighbours.
+//
+// Version 1 (one zstd frame holding the whole index) is not read: no
+// payload of that format was published, and a payload is regenerated
+// with the code that reads it.
 //
 // A dictionary is a zstd frame whose content is the concatenation of the
 // packed forms of some blobs (its representatives). It may be compressed
@@ -57,6 +74,14 @@
 //   - Grouping: blobs of one role (vmlinux, or one module's base or split
 //     BTF) are compressed together, because minimized BTF of one role is
 //     alike across kernels and unlike across roles.
+//   - A directory and blocks instead of one index: Open reads the fixed
+//     header and the directory (a block's first key per BlockLen kernels,
+//     a few bytes each, and no allocation per string) and Select
+//     decompresses the one block its key falls in, so neither grows with
+//     the number of kernels beyond the directory's few bytes per block.
+//     Blocks are compressed on their own, which costs little: the
+//     kernels of one block share most of their strings and records.
+//     Only Kernels, which lists everything, decodes every block.
 //   - Dictionaries instead of one solid stream: each entry must decompress
 //     on its own, touching only its blobs and at most two dictionaries (a
 //     dictionary and its base, never a chain), so Select costs about what
@@ -70,6 +95,7 @@
 //     share long identical runs a compressor can use.
 //   - Bounds: every length is checked against what the input can hold and
 //     against MaxBlobLen before any allocation, and the CRC-32C catches
-//     accidental corruption before any decompression, so a bad payload is
+//     accidental corruption before any decompression (it is the one
+//     part of Open that reads every byte, at memory speed), so a bad payload is
 //     an error wrapping ErrCorrupt, never a panic or a huge allocation.
 package payload

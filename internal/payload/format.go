@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
+	"slices"
 	"strings"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Magic starts every payload, so tools can tell one from BTF.
@@ -13,16 +17,22 @@ const Magic = "BTFEMBED"
 
 const (
 	// Version is the format version this package reads and writes.
-	Version = 1
-	// HeaderLen is the length of the fixed header before the index frame.
+	Version = 2
+	// HeaderLen is the length of the fixed header before the directory.
 	HeaderLen = 24
+
+	// BlockLen is how many entries, at most, the encoder puts in one
+	// block: Select decompresses and scans one block (two when a
+	// release's builds straddle a boundary), so this bounds its work
+	// whatever the number of kernels; larger blocks compress better.
+	BlockLen = 128
 
 	CodecStored = 0
 	CodecZstd   = 1
 	CodecSlice  = 2
 
-	// MaxBlobLen bounds any single decoded blob or dictionary (a full
-	// vmlinux BTF is 5-6 MB) so a corrupt length cannot ask for an
+	// MaxBlobLen bounds any single decoded blob, dictionary or block (a
+	// full vmlinux BTF is 5-6 MB) so a corrupt length cannot ask for an
 	// absurd allocation.
 	MaxBlobLen = 256 << 20
 )
@@ -35,7 +45,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Checksum is the header's checksum of b, the payload from offset 16 on.
 func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
-// BlobRecord is a blob's index record.
+// BlobRecord is a blob's record.
 type BlobRecord struct {
 	Codec     uint64
 	Dict      uint64 // dictionary index + 1, 0 for none
@@ -44,149 +54,371 @@ type BlobRecord struct {
 	RawLen    uint64
 }
 
-// DictRecord is a dictionary's index record.
+// DictRecord is a dictionary's record.
 type DictRecord struct {
+	// ID is the zstd dictionary ID frames made with it carry: its
+	// payload-wide index + 1.
+	ID             uint64
 	Off, N, RawLen uint64
 	Base           uint64 // dictionary index + 1, 0 for none
 }
 
-// ModuleRecord is a module's part of an entry's index record.
+// ModuleRecord is a module's part of an entry's record.
 type ModuleRecord struct {
-	Name, Base, Split uint64 // Name is a string index; Base is blob+1, 0 for none
+	Name        string
+	Base, Split uint64 // Base is blob+1, 0 for none
 }
 
-// EntryRecord is an entry's index record.
+// EntryRecord is an entry's record.
 type EntryRecord struct {
-	Key     [4]uint64 // string indexes: arch, release, distro, version
-	VMLinux uint64
+	Key     kernelkey.Key
+	VMLinux uint64 // blob index
 	Modules []ModuleRecord
 }
 
-// Index is the decompressed index.
+// Index is the whole payload's records, as the encoder builds them:
+// dictionaries and blobs numbered payload-wide, entries sorted by key and
+// modules by name. Marshal splits it into the directory and blocks.
 type Index struct {
-	Strings []string
-	Dicts   []DictRecord
+	Dicts   []DictRecord // ID unset: index + 1
 	Blobs   []BlobRecord
 	Entries []EntryRecord
 }
 
-// Marshal encodes the index, to be compressed into the index frame.
-func (ix *Index) Marshal() []byte {
-	var b []byte
-	u := func(v uint64) { b = binary.AppendUvarint(b, v) }
-	u(uint64(len(ix.Strings)))
-	for _, s := range ix.Strings {
-		u(uint64(len(s)))
-		b = append(b, s...)
-	}
-	u(uint64(len(ix.Dicts)))
-	for _, d := range ix.Dicts {
-		u(d.Off)
-		u(d.N)
-		u(d.RawLen)
-		u(d.Base)
-	}
-	u(uint64(len(ix.Blobs)))
-	for _, bl := range ix.Blobs {
-		for _, v := range []uint64{bl.Codec, bl.Dict, bl.Off, bl.N, bl.PackedLen, bl.RawLen} {
-			u(v)
+// Marshal encodes the index, for a data area of dataLen bytes, as the
+// directory and the uncompressed blocks of at most BlockLen entries
+// each; the caller compresses each block into a frame and appends the
+// frame lengths with AppendFrames.
+func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
+	u := func(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+	s := func(b []byte, v string) []byte { return append(u(b, uint64(len(v))), v...) }
+	key := func(b []byte, k kernelkey.Key) []byte {
+		for _, v := range []string{k.Arch, k.Release, k.Distro, k.Version} {
+			b = s(b, v)
 		}
+		return b
 	}
-	u(uint64(len(ix.Entries)))
+	// Module names per arch, so a reader lists them without a block.
+	mods := map[string][]string{}
 	for _, e := range ix.Entries {
-		for _, v := range e.Key {
-			u(v)
-		}
-		u(e.VMLinux)
-		u(uint64(len(e.Modules)))
 		for _, m := range e.Modules {
-			u(m.Name)
-			u(m.Base)
-			u(m.Split)
+			mods[e.Key.Arch] = append(mods[e.Key.Arch], m.Name)
 		}
 	}
-	return b
+	arches := slices.Sorted(func(yield func(string) bool) {
+		for a := range mods {
+			if !yield(a) {
+				return
+			}
+		}
+	})
+	dir = u(dir, uint64(dataLen))
+	dir = u(dir, uint64(len(ix.Entries)))
+	dir = u(dir, uint64(len(arches)))
+	for _, a := range arches {
+		names := slices.Compact(slices.Sorted(slices.Values(mods[a])))
+		dir = s(dir, a)
+		dir = u(dir, uint64(len(names)))
+		for _, n := range names {
+			dir = s(dir, n)
+		}
+	}
+	nblocks := (len(ix.Entries) + BlockLen - 1) / BlockLen
+	dir = u(dir, uint64(nblocks))
+	for lo := 0; lo < len(ix.Entries); lo += BlockLen {
+		entries := ix.Entries[lo:min(lo+BlockLen, len(ix.Entries))]
+		dir = key(dir, entries[0].Key)
+		// The block's own numbering of the dictionaries and blobs its
+		// entries use, bases before the dictionaries stored on them.
+		var dicts, blobs []uint64
+		dictNo, blobNo := map[uint64]uint64{}, map[uint64]uint64{}
+		useDict := func(d uint64) {
+			if _, ok := dictNo[d]; !ok {
+				dictNo[d] = uint64(len(dicts)) + 1
+				dicts = append(dicts, d)
+			}
+		}
+		useBlob := func(i uint64) {
+			if _, ok := blobNo[i]; ok {
+				return
+			}
+			blobNo[i] = uint64(len(blobs))
+			blobs = append(blobs, i)
+			if d := ix.Blobs[i].Dict; d != 0 {
+				if base := ix.Dicts[d-1].Base; base != 0 {
+					useDict(base)
+				}
+				useDict(d)
+			}
+		}
+		for _, e := range entries {
+			useBlob(e.VMLinux)
+			for _, m := range e.Modules {
+				if m.Base != 0 {
+					useBlob(m.Base - 1)
+				}
+				useBlob(m.Split)
+			}
+		}
+		var b []byte
+		b = u(b, uint64(len(dicts)))
+		for _, d := range dicts {
+			r := ix.Dicts[d-1]
+			b = u(u(u(u(b, d), r.Off), r.N), r.RawLen)
+			if r.Base != 0 {
+				b = u(b, dictNo[r.Base])
+			} else {
+				b = u(b, 0)
+			}
+		}
+		b = u(b, uint64(len(blobs)))
+		for _, i := range blobs {
+			r := ix.Blobs[i]
+			if r.Dict != 0 {
+				r.Dict = dictNo[r.Dict]
+			}
+			for _, v := range []uint64{r.Codec, r.Dict, r.Off, r.N, r.PackedLen, r.RawLen} {
+				b = u(b, v)
+			}
+		}
+		b = u(b, uint64(len(entries)))
+		for _, e := range entries {
+			b = key(b, e.Key)
+			b = u(b, blobNo[e.VMLinux])
+			b = u(b, uint64(len(e.Modules)))
+			for _, m := range e.Modules {
+				b = s(b, m.Name)
+				if m.Base != 0 {
+					b = u(b, blobNo[m.Base-1]+1)
+				} else {
+					b = u(b, 0)
+				}
+				b = u(b, blobNo[m.Split])
+			}
+		}
+		blocks = append(blocks, b)
+	}
+	return dir, blocks
 }
 
-// indexReader decodes varints with bounds checks; the first error sticks.
-type indexReader struct {
-	b   []byte
-	err error
+// AppendFrames appends to a directory from Marshal each block frame's
+// length and the length of the block it decompresses to.
+func AppendFrames(dir []byte, frames, blocks [][]byte) []byte {
+	for i := range frames {
+		dir = binary.AppendUvarint(dir, uint64(len(frames[i])))
+		dir = binary.AppendUvarint(dir, uint64(len(blocks[i])))
+	}
+	return dir
 }
 
-func (r *indexReader) uv(what string) uint64 {
+// reader decodes varints and strings with bounds checks; the first error
+// sticks. what names the part being read, for errors. It reads a copy of
+// its input made once, as a string, so that the strings it returns are
+// slices of it and cost no allocation each.
+type reader struct {
+	b    string
+	what string
+	err  error
+}
+
+func newReader(b []byte, what string) *reader { return &reader{b: string(b), what: what} }
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s: %s", ErrCorrupt, r.what, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reader) uv(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	var v uint64
+	n := 0
+	for shift := 0; ; shift += 7 {
+		if n == len(r.b) || n == binary.MaxVarintLen64 {
+			n = 0
+			break
+		}
+		c := r.b[n]
+		n++
+		if n == binary.MaxVarintLen64 && c > 1 {
+			n = 0 // overflows 64 bits
+			break
+		}
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+	}
 	if n <= 0 {
-		r.err = fmt.Errorf("%w: index: %s truncated", ErrCorrupt, what)
+		r.fail("%s truncated", what)
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
 }
 
+// str reads a length-prefixed string.
+func (r *reader) str(what string) string {
+	n := r.uv(what)
+	if r.err == nil && n > uint64(len(r.b)) {
+		r.fail("%s truncated", what)
+	}
+	if r.err != nil {
+		return ""
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) key() kernelkey.Key {
+	return kernelkey.Key{Arch: r.str("arch"), Release: r.str("release"), Distro: r.str("distro"), Version: r.str("version")}
+}
+
 // count reads a count of records that take at least min bytes each, so a
 // corrupt count cannot make a huge allocation.
-func (r *indexReader) count(what string, min int) int {
+func (r *reader) count(what string, min int) int {
 	v := r.uv(what + " count")
 	if r.err == nil && v > uint64(len(r.b)/min) {
-		r.err = fmt.Errorf("%w: index: %d %s do not fit in %d bytes", ErrCorrupt, v, what, len(r.b))
+		r.fail("%d %s do not fit in %d bytes", v, what, len(r.b))
 		return 0
 	}
 	return int(v)
 }
 
 // below reads an index that must be less than n.
-func (r *indexReader) below(what string, n int) uint64 {
+func (r *reader) below(what string, n int) uint64 {
 	v := r.uv(what)
 	if r.err == nil && v >= uint64(n) {
-		r.err = fmt.Errorf("%w: index: %s %d out of range (%d)", ErrCorrupt, what, v, n)
+		r.fail("%s %d out of range (%d)", what, v, n)
+	}
+	if r.err != nil {
+		return 0
 	}
 	return v
 }
 
-// UnmarshalIndex decodes and validates an index against a data area of
+// blockRef is a directory row: a block's first key and where its frame is.
+type blockRef struct {
+	first       kernelkey.Key
+	off, n, raw uint64 // frame in the blocks area, decompressed length
+}
+
+// directory is the decoded directory.
+type directory struct {
+	entries uint64
+	modules map[string][]string // per arch, sorted
+	blocks  []blockRef
+}
+
+// readDirectory decodes and validates a directory against a blocks area
+// of blocksLen bytes followed by a data area of dataLen bytes: the
+// directory states the data area's length, so a truncated payload is
+// caught here and not when some kernel is selected.
+func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
+	r := newReader(b, "directory")
+	if n := r.uv("data length"); r.err == nil && n != uint64(dataLen) {
+		r.fail("data area of %d bytes, expected %d", dataLen, n)
+	}
+	d := &directory{entries: r.uv("entry count"), modules: map[string][]string{}}
+	arches := r.count("arches", 2)
+	for i := 0; i < arches && r.err == nil; i++ {
+		arch := r.str("arch")
+		names := make([]string, r.count("module names", 1))
+		for j := range names {
+			names[j] = r.str("module name")
+			if r.err == nil && (!ValidModuleName(names[j]) || j > 0 && names[j-1] >= names[j]) {
+				r.fail("arch %s: bad or unsorted module name %q", arch, names[j])
+			}
+		}
+		if _, dup := d.modules[arch]; r.err == nil && dup {
+			r.fail("arch %s listed twice", arch)
+		}
+		d.modules[arch] = names
+	}
+	d.blocks = make([]blockRef, r.count("blocks", 6))
+	for i := range d.blocks {
+		d.blocks[i].first = r.key()
+		if r.err == nil && i > 0 && d.blocks[i-1].first.Compare(d.blocks[i].first) >= 0 {
+			r.fail("blocks not sorted at %s", d.blocks[i].first)
+		}
+	}
+	var off uint64
+	for i := range d.blocks {
+		bl := &d.blocks[i]
+		bl.off, bl.n, bl.raw = off, r.uv("frame length"), r.uv("block length")
+		if r.err == nil && (bl.n > uint64(blocksLen)-off || bl.raw > MaxBlobLen) {
+			r.fail("block %d: frame of %d bytes (%d decompressed) does not fit", i, bl.n, bl.raw)
+		}
+		off += bl.n
+	}
+	if r.err == nil && off != uint64(blocksLen) {
+		r.fail("blocks take %d of %d bytes", off, blocksLen)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	if r.err == nil && (d.entries < uint64(len(d.blocks)) || d.entries > uint64(len(d.blocks))*math.MaxInt32) {
+		r.fail("%d entries in %d blocks", d.entries, len(d.blocks))
+	}
+	return d, r.err
+}
+
+// Entry is one kernel's record, its blobs resolved.
+type Entry struct {
+	Key     kernelkey.Key
+	VMLinux Blob
+	// Modules are sorted by name.
+	Modules []EntryModule
+}
+
+// EntryModule is one module of an Entry.
+type EntryModule struct {
+	Name string
+	// Base is the module's distilled base BTF, if HasBase; Split is its
+	// split BTF.
+	Base, Split Blob
+	HasBase     bool
+}
+
+// Blob is a blob's record with those of the dictionaries it needs.
+type Blob struct {
+	BlobRecord
+	// Dict is its dictionary and DictBase that dictionary's base (ID 0:
+	// none).
+	Dict, DictBase DictRecord
+}
+
+// readBlock decodes and validates block i, raw, whose entries must sort
+// at or after first and before next (if not nil), against a data area of
 // dataLen bytes.
-func UnmarshalIndex(b []byte, dataLen int) (*Index, error) {
-	r := &indexReader{b: b}
-	ix := &Index{}
-	ix.Strings = make([]string, r.count("strings", 1))
-	for i := range ix.Strings {
-		n := r.uv("string length")
-		if r.err == nil && n > uint64(len(r.b)) {
-			r.err = fmt.Errorf("%w: index: string %d truncated", ErrCorrupt, i)
-		}
-		if r.err != nil {
-			return nil, r.err
-		}
-		ix.Strings[i] = string(r.b[:n])
-		r.b = r.b[n:]
-	}
-	inData := func(what string, i int, off, n uint64) {
+func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int) ([]Entry, error) {
+	r := newReader(raw, fmt.Sprintf("block %d", i))
+	inData := func(what string, j int, off, n uint64) {
 		if r.err == nil && (off > uint64(dataLen) || n > uint64(dataLen)-off) {
-			r.err = fmt.Errorf("%w: %s %d: bytes [%d, +%d) outside the %d-byte data area", ErrCorrupt, what, i, off, n, dataLen)
+			r.fail("%s %d: bytes [%d, +%d) outside the %d-byte data area", what, j, off, n, dataLen)
 		}
 	}
-	ix.Dicts = make([]DictRecord, r.count("dictionaries", 4))
-	for i := range ix.Dicts {
-		d := DictRecord{Off: r.uv("dictionary offset"), N: r.uv("dictionary size"), RawLen: r.uv("dictionary length"),
-			Base: r.below("dictionary base", i+1)}
-		inData("dictionary", i, d.Off, d.N)
-		if r.err == nil && d.RawLen > MaxBlobLen {
-			r.err = fmt.Errorf("%w: dictionary %d: length %d too large", ErrCorrupt, i, d.RawLen)
+	dicts := make([]DictRecord, r.count("dictionaries", 5))
+	for j := range dicts {
+		d := DictRecord{ID: r.uv("dictionary ID"), Off: r.uv("dictionary offset"), N: r.uv("dictionary size"),
+			RawLen: r.uv("dictionary length"), Base: r.below("dictionary base", j+1)}
+		inData("dictionary", j, d.Off, d.N)
+		if r.err == nil && (d.ID == 0 || d.ID > math.MaxUint32 || d.RawLen > MaxBlobLen) {
+			r.fail("dictionary %d: ID %d or length %d out of range", j, d.ID, d.RawLen)
 		}
-		if r.err == nil && d.Base != 0 && ix.Dicts[d.Base-1].Base != 0 {
-			r.err = fmt.Errorf("%w: dictionary %d: base %d has a base itself", ErrCorrupt, i, d.Base-1)
+		if r.err == nil && d.Base != 0 && dicts[d.Base-1].Base != 0 {
+			r.fail("dictionary %d: base %d has a base itself", j, d.Base-1)
 		}
-		ix.Dicts[i] = d
+		dicts[j] = d
 	}
-	ix.Blobs = make([]BlobRecord, r.count("blobs", 6))
-	for i := range ix.Blobs {
+	blobs := make([]Blob, r.count("blobs", 6))
+	for j := range blobs {
 		bl := BlobRecord{
 			Codec:     r.uv("blob codec"),
-			Dict:      r.below("blob dictionary", len(ix.Dicts)+1),
+			Dict:      r.below("blob dictionary", len(dicts)+1),
 			Off:       r.uv("blob offset"),
 			N:         r.uv("blob size"),
 			PackedLen: r.uv("blob packed length"),
@@ -196,63 +428,82 @@ func UnmarshalIndex(b []byte, dataLen int) (*Index, error) {
 			return nil, r.err
 		}
 		if bl.RawLen > MaxBlobLen || bl.PackedLen > MaxBlobLen {
-			return nil, fmt.Errorf("%w: blob %d: length %d too large", ErrCorrupt, i, max(bl.RawLen, bl.PackedLen))
+			r.fail("blob %d: length %d too large", j, max(bl.RawLen, bl.PackedLen))
+			return nil, r.err
 		}
 		want := bl.RawLen
 		if bl.PackedLen != 0 {
 			want = bl.PackedLen
 		}
+		b := Blob{BlobRecord: bl}
+		if bl.Dict != 0 {
+			b.Dict = dicts[bl.Dict-1]
+			if b.Dict.Base != 0 {
+				b.DictBase = dicts[b.Dict.Base-1]
+			}
+		}
 		switch bl.Codec {
 		case CodecStored:
-			inData("blob", i, bl.Off, bl.N)
+			inData("blob", j, bl.Off, bl.N)
 			if bl.N != want {
-				return nil, fmt.Errorf("%w: blob %d: stored %d bytes, expected %d", ErrCorrupt, i, bl.N, want)
+				r.fail("blob %d: stored %d bytes, expected %d", j, bl.N, want)
 			}
 		case CodecZstd:
-			inData("blob", i, bl.Off, bl.N)
+			inData("blob", j, bl.Off, bl.N)
 		case CodecSlice:
 			if bl.Dict == 0 {
-				return nil, fmt.Errorf("%w: blob %d: dictionary slice without a dictionary", ErrCorrupt, i)
-			}
-			d := ix.Dicts[bl.Dict-1]
-			if bl.Off > d.RawLen || bl.N > d.RawLen-bl.Off || bl.N != want {
-				return nil, fmt.Errorf("%w: blob %d: slice [%d, +%d) of a %d-byte dictionary", ErrCorrupt, i, bl.Off, bl.N, d.RawLen)
+				r.fail("blob %d: dictionary slice without a dictionary", j)
+			} else if d := b.Dict; bl.Off > d.RawLen || bl.N > d.RawLen-bl.Off || bl.N != want {
+				r.fail("blob %d: slice [%d, +%d) of a %d-byte dictionary", j, bl.Off, bl.N, d.RawLen)
 			}
 		default:
-			return nil, fmt.Errorf("%w: blob %d: unknown codec %d", ErrCorrupt, i, bl.Codec)
+			r.fail("blob %d: unknown codec %d", j, bl.Codec)
 		}
 		if r.err != nil {
 			return nil, r.err
 		}
-		ix.Blobs[i] = bl
+		blobs[j] = b
 	}
-	ix.Entries = make([]EntryRecord, r.count("entries", 6))
-	for i := range ix.Entries {
-		var e EntryRecord
-		for j := range e.Key {
-			e.Key[j] = r.below("key string", len(ix.Strings))
+	blob := func(what string) Blob {
+		i := r.below(what, len(blobs))
+		if r.err != nil {
+			return Blob{}
 		}
-		e.VMLinux = r.below("vmlinux blob", len(ix.Blobs))
-		e.Modules = make([]ModuleRecord, r.count("modules", 3))
-		for j := range e.Modules {
-			e.Modules[j] = ModuleRecord{
-				Name:  r.below("module name", len(ix.Strings)),
-				Base:  r.below("module base blob", len(ix.Blobs)+1),
-				Split: r.below("module split blob", len(ix.Blobs)),
+		return blobs[i]
+	}
+	entries := make([]Entry, r.count("entries", 6))
+	for j := range entries {
+		e := &entries[j]
+		e.Key = r.key()
+		e.VMLinux = blob("vmlinux blob")
+		e.Modules = make([]EntryModule, r.count("modules", 3))
+		for k := range e.Modules {
+			m := &e.Modules[k]
+			m.Name = r.str("module name")
+			base := r.below("module base blob", len(blobs)+1)
+			m.Split = blob("module split blob")
+			if r.err == nil && base != 0 {
+				m.Base, m.HasBase = blobs[base-1], true
+			}
+			if r.err == nil && (!ValidModuleName(m.Name) || k > 0 && e.Modules[k-1].Name >= m.Name) {
+				r.fail("entry %s: bad or unsorted module name %q", e.Key, m.Name)
 			}
 		}
 		if r.err != nil {
 			return nil, r.err
 		}
-		ix.Entries[i] = e
+		if j == 0 && e.Key != first || j > 0 && entries[j-1].Key.Compare(e.Key) >= 0 || next != nil && e.Key.Compare(*next) >= 0 {
+			r.fail("entry %s out of order", e.Key)
+			return nil, r.err
+		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.err == nil && len(entries) == 0 {
+		r.fail("no entries")
 	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: index: %d trailing bytes", ErrCorrupt, len(r.b))
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
 	}
-	return ix, nil
+	return entries, r.err
 }
 
 // ValidModuleName reports whether name can name a file in /sys/kernel/btf.

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 
@@ -90,7 +91,7 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 			return fmt.Errorf("entry %s: vmlinux: %w", e.Key, err)
 		}
 		we := payload.EntryRecord{
-			Key:     [4]uint64{b.str(e.Key.Arch), b.str(e.Key.Release), b.str(e.Key.Distro), b.str(e.Key.Version)},
+			Key:     e.Key,
 			VMLinux: vmlinux,
 		}
 		for j, m := range e.Modules {
@@ -104,7 +105,7 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 			if err != nil {
 				return fmt.Errorf("entry %s: module %s: %w", e.Key, m.Name, err)
 			}
-			wm := payload.ModuleRecord{Name: b.str(m.Name), Split: split}
+			wm := payload.ModuleRecord{Name: m.Name, Split: split}
 			if len(m.Base) != 0 {
 				base, err := b.blob(m.Base, "base\x00"+m.Name)
 				if err != nil {
@@ -116,38 +117,45 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 		}
 		ix.Entries = append(ix.Entries, we)
 	}
-	ix.Strings = b.strings
-
 	data, err := b.compress(ix, maxDict)
 	if err != nil {
 		return err
 	}
-	rawIndex := ix.Marshal()
-	if len(rawIndex) > payload.MaxBlobLen {
-		return fmt.Errorf("index of %d bytes exceeds the %d-byte limit", len(rawIndex), payload.MaxBlobLen)
+	dir, blocks := ix.Marshal(len(data))
+	frames := make([][]byte, len(blocks))
+	var blocksLen int
+	for i, bl := range blocks {
+		if len(bl) > payload.MaxBlobLen {
+			return fmt.Errorf("index block of %d bytes exceeds the %d-byte limit", len(bl), payload.MaxBlobLen)
+		}
+		if frames[i], err = compressPlain(bl); err != nil {
+			return err
+		}
+		blocksLen += len(frames[i])
 	}
-	index, err := compressPlain(rawIndex)
-	if err != nil {
-		return err
+	dir = payload.AppendFrames(dir, frames, blocks)
+	if len(dir) > payload.MaxBlobLen || blocksLen > payload.MaxBlobLen || len(data) > math.MaxUint32 {
+		return fmt.Errorf("payload of %d + %d + %d bytes exceeds the format's limits", len(dir), blocksLen, len(data))
 	}
 
-	out := make([]byte, 0, payload.HeaderLen+len(index)+len(data))
+	out := make([]byte, 0, payload.HeaderLen+len(dir)+blocksLen+len(data))
 	out = append(out, payload.Magic...)
 	out = binary.LittleEndian.AppendUint32(out, payload.Version)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(index)))
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(rawIndex)))
-	out = append(out, index...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(dir)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(blocksLen))
+	out = append(out, dir...)
+	for _, f := range frames {
+		out = append(out, f...)
+	}
 	out = append(out, data...)
 	binary.LittleEndian.PutUint32(out[12:], payload.Checksum(out[16:]))
 	_, err = w.Write(out)
 	return err
 }
 
-// builder interns strings and blobs in first-use order.
+// builder interns blobs in first-use order.
 type builder struct {
-	strings  []string
-	strIdx   map[string]uint64
 	blobs    []pendingBlob
 	blobIdx  map[[sha256.Size]byte]uint64
 	groups   []string
@@ -171,20 +179,9 @@ func (p *pendingBlob) form() []byte {
 func newBuilder(pack bool) *builder {
 	return &builder{
 		pack:     pack,
-		strIdx:   map[string]uint64{},
 		blobIdx:  map[[sha256.Size]byte]uint64{},
 		groupIdx: map[string][]uint64{},
 	}
-}
-
-func (b *builder) str(s string) uint64 {
-	i, ok := b.strIdx[s]
-	if !ok {
-		i = uint64(len(b.strings))
-		b.strings = append(b.strings, s)
-		b.strIdx[s] = i
-	}
-	return i
 }
 
 func (b *builder) blob(raw []byte, group string) (uint64, error) {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -22,13 +21,13 @@ func TestEncodeBasedDictionaries(t *testing.T) {
 		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
 		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
 	b := encodePayload(t, entries, &Options{MaxDictSize: 1})
-	ix, _, err := payload.ReadIndex(b)
+	all, err := open(t, b).Entries()
 	if err != nil {
 		t.Fatal(err)
 	}
 	based := false
-	for _, d := range ix.Dicts {
-		based = based || d.Base != 0
+	for _, e := range all {
+		based = based || e.VMLinux.DictBase.ID != 0
 	}
 	if !based {
 		t.Fatal("no dictionary stored against another")

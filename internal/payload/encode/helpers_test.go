@@ -47,11 +47,9 @@ func open(tb testing.TB, b []byte) *payload.Payload {
 // entry returns p's entry for key.
 func entry(tb testing.TB, p *payload.Payload, key kernelkey.Key) payload.Entry {
 	tb.Helper()
-	for _, e := range p.Entries {
-		if e.Key == key {
-			return e
-		}
+	e, ok, err := p.Find(key)
+	if err != nil || !ok {
+		tb.Fatalf("no entry %s: %v", key, err)
 	}
-	tb.Fatalf("no entry %s", key)
-	return payload.Entry{}
+	return e
 }
