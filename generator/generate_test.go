@@ -55,8 +55,8 @@ func TestGenerateRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	kernels := kerneltest.Corpus(t)
-	if got := len(assets.Kernels()); got != len(kernels) {
-		t.Fatalf("payload has %d kernels, testdata %d", got, len(kernels))
+	if keys, err := assets.Kernels(); err != nil || len(keys) != len(kernels) {
+		t.Fatalf("payload has %d kernels (%v), testdata %d", len(keys), err, len(kernels))
 	}
 	objs := testObjects(t)
 	for _, k := range kernels {

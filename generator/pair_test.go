@@ -150,15 +150,19 @@ func TestForArch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", arch, err)
 		}
-		for _, k := range assets.Kernels() {
+		keys, err := assets.Kernels()
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
+		}
+		for _, k := range keys {
 			if k.Arch != arch {
 				t.Errorf("%s payload holds %s", arch, k)
 			}
 		}
-		if len(part.Report.Kernels) != len(assets.Kernels()) {
-			t.Errorf("%s: report lists %d kernels, payload %d", arch, len(part.Report.Kernels), len(assets.Kernels()))
+		if len(part.Report.Kernels) != len(keys) {
+			t.Errorf("%s: report lists %d kernels, payload %d", arch, len(part.Report.Kernels), len(keys))
 		}
-		total += len(assets.Kernels())
+		total += len(keys)
 	}
 	if total != len(res.Report.Kernels) {
 		t.Errorf("parts hold %d kernels, the whole %d", total, len(res.Report.Kernels))

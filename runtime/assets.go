@@ -50,18 +50,19 @@ func Open(data []byte) (*Assets, error) {
 	return &Assets{p: p, loaded: map[Key]*assetEntry{}}, nil
 }
 
-// Kernels lists the embedded kernels in key order. It decodes the whole
-// index, which Select never does; a corrupt payload gives nil.
-func (a *Assets) Kernels() []Key {
+// Kernels lists the embedded kernels in key order. It decodes every
+// block of the index, which Select never does, so a corrupt block that
+// Open could not see is an error here, wrapping ErrCorrupt.
+func (a *Assets) Kernels() ([]Key, error) {
 	entries, err := a.p.Entries()
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	keys := make([]Key, len(entries))
 	for i, e := range entries {
 		keys[i] = e.Key
 	}
-	return keys
+	return keys, nil
 }
 
 // entry returns the one assetEntry for e, so each kernel loads once.

@@ -40,7 +40,11 @@ func ExampleOpen() {
 	if err != nil {
 		panic(err)
 	}
-	for _, k := range assets.Kernels() {
+	keys, err := assets.Kernels()
+	if err != nil {
+		panic(err)
+	}
+	for _, k := range keys {
 		fmt.Println(k)
 	}
 	// Output:

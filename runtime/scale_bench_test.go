@@ -25,7 +25,10 @@ func BenchmarkSelectScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			a := open(b, payload)
-			keys := a.Kernels()
+			keys, err := a.Kernels()
+			if err != nil {
+				b.Fatal(err)
+			}
 			benchSelect(b, fmt.Sprintf("%s/kernels=%d", filepath.Base(p), len(keys)), payload, keys[len(keys)/2])
 		}
 		return

@@ -88,10 +88,14 @@ func TestGenerateBare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(assets.Kernels()) != kernels {
-			t.Errorf("%s payload holds %d kernels, want %d", goarch, len(assets.Kernels()), kernels)
+		keys, err := assets.Kernels()
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, k := range assets.Kernels() {
+		if len(keys) != kernels {
+			t.Errorf("%s payload holds %d kernels, want %d", goarch, len(keys), kernels)
+		}
+		for _, k := range keys {
 			if k.Arch != generator.KernelArch(goarch) {
 				t.Errorf("%s payload holds %s", goarch, k)
 			}

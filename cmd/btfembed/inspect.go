@@ -86,7 +86,11 @@ func inspectPayload(w io.Writer, path string, payload []byte) error {
 	fmt.Fprintf(w, "%s: btfembed payload, %d bytes\n", path, len(payload))
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tTYPES\tMODULES")
-	for _, key := range assets.Kernels() {
+	keys, err := assets.Kernels()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, key := range keys {
 		sel, err := assets.Lookup(key)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)

@@ -222,10 +222,14 @@ func TestBinaryEmbedsItsArch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(assets.Kernels()) == 0 {
+		keys, err := assets.Kernels()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
 			t.Fatalf("%s payload holds no kernel", goarch)
 		}
-		for _, k := range assets.Kernels() {
+		for _, k := range keys {
 			if k.Arch != generator.KernelArch(goarch) {
 				t.Errorf("%s payload holds %s", goarch, k)
 			}
