@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -105,13 +106,7 @@ func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
 			mods[e.Key.Arch] = append(mods[e.Key.Arch], m.Name)
 		}
 	}
-	arches := slices.Sorted(func(yield func(string) bool) {
-		for a := range mods {
-			if !yield(a) {
-				return
-			}
-		}
-	})
+	arches := slices.Sorted(maps.Keys(mods))
 	dir = u(dir, uint64(dataLen))
 	dir = u(dir, uint64(len(ix.Entries)))
 	dir = u(dir, uint64(len(arches)))
