@@ -212,10 +212,7 @@ func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
 // form decompresses b to its packed form (its raw form if it is not
 // packed).
 func (p *Payload) form(bl Blob) ([]byte, error) {
-	want := bl.RawLen
-	if bl.PackedLen != 0 {
-		want = bl.PackedLen
-	}
+	want := bl.formLen()
 	switch bl.Codec {
 	case CodecStored:
 		return p.data[bl.Off : bl.Off+bl.N], nil

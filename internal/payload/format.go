@@ -55,6 +55,15 @@ type BlobRecord struct {
 	RawLen    uint64
 }
 
+// formLen is the length of the blob's stored form once decompressed:
+// PackedLen if it is packed, else RawLen.
+func (b BlobRecord) formLen() uint64 {
+	if b.PackedLen != 0 {
+		return b.PackedLen
+	}
+	return b.RawLen
+}
+
 // DictRecord is a dictionary's record.
 type DictRecord struct {
 	// ID is the zstd dictionary ID frames made with it carry: its
@@ -426,10 +435,7 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 			r.fail("blob %d: length %d too large", j, max(bl.RawLen, bl.PackedLen))
 			return nil, r.err
 		}
-		want := bl.RawLen
-		if bl.PackedLen != 0 {
-			want = bl.PackedLen
-		}
+		want := bl.formLen()
 		b := Blob{BlobRecord: bl}
 		if bl.Dict != 0 {
 			b.Dict = dicts[bl.Dict-1]
