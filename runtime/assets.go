@@ -107,7 +107,12 @@ func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 
 // load decompresses and parses entry e, once.
 func (a *Assets) load(e *assetEntry) (*btf.Spec, []Module, error) {
-	e.once.Do(func() { e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e) })
+	e.once.Do(func() {
+		e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e)
+		if e.loadErr != nil {
+			e.loadErr = fmt.Errorf("embedded BTF for %s: %w", e.Key, e.loadErr)
+		}
+	})
 	return e.spec, e.modRaw, e.loadErr
 }
 
@@ -124,29 +129,29 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.
 		r, err = a.p.BlobReader(e.VMLinux)
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
+		return nil, nil, nil, err
 	}
 	// Raw BTF, never ELF: skip LoadSpecFromReader's ELF probe.
 	spec, err := btf.LoadSplitSpecFromReader(r, nil)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
+		return nil, nil, nil, err
 	}
 	var mods []Module
 	for _, m := range e.Modules {
 		mod := Module{Name: m.Name}
 		if m.HasBase {
 			if mod.Base, err = a.p.Blob(m.Base); err != nil {
-				return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s base: %w", e.Key, mod.Name, err)
+				return nil, nil, nil, fmt.Errorf("module %s base: %w", mod.Name, err)
 			}
 		}
 		if mod.Split, err = a.p.Blob(m.Split); err != nil {
-			return nil, nil, nil, fmt.Errorf("embedded BTF for %s: module %s: %w", e.Key, mod.Name, err)
+			return nil, nil, nil, fmt.Errorf("module %s: %w", mod.Name, err)
 		}
 		mods = append(mods, mod)
 	}
 	specs, err := LoadModules(mods, raw, spec)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
+		return nil, nil, nil, err
 	}
 	return spec, mods, specs, nil
 }

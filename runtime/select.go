@@ -164,10 +164,9 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 		// distribution says.
 		return cands[0], nil
 	}
-	all := cands
 	var byDistro []*assetEntry
 	for _, id := range append([]string{key.Distro}, h.idLike...) {
-		byDistro = filterEntries(all, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
+		byDistro = filterEntries(cands, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
 		if len(byDistro) > 0 {
 			break
 		}
@@ -180,7 +179,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 		return byVersion[0], nil
 	}
 	// Several remain: if they carry the same BTF, any will do.
-	rest := all
+	rest := cands
 	if len(byVersion) > 0 {
 		rest = byVersion
 	} else if len(byDistro) > 0 {
@@ -197,10 +196,11 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	for i := range cands {
 		have = append(have, strings.TrimSpace(cands[i].Key.Distro+" "+cands[i].Key.Version))
 	}
-	reason := fmt.Sprintf("release is embedded for %s; os-release does not pick one", strings.Join(have, ", "))
+	why := "os-release does not pick one"
 	if h.osReleaseErr != nil {
-		reason = fmt.Sprintf("release is embedded for %s; %v", strings.Join(have, ", "), h.osReleaseErr)
+		why = h.osReleaseErr.Error()
 	}
+	reason := fmt.Sprintf("release is embedded for %s; %s", strings.Join(have, ", "), why)
 	return nil, &NotSupportedError{Key: key, Embedded: a.p.Len(), Reason: reason}
 }
 

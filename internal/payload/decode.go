@@ -100,12 +100,7 @@ func (p *Payload) block(i int) ([]Entry, error) {
 	b := &p.blocks[i]
 	b.once.Do(func() {
 		ref := p.dir.blocks[i]
-		dec, err := plainDecoder()
-		if err != nil {
-			b.err = err
-			return
-		}
-		raw, err := decodeFrame(dec, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+		raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
 			b.err = fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
 			return
@@ -217,10 +212,7 @@ func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
 // form decompresses b to its packed form (its raw form if it is not
 // packed).
 func (p *Payload) form(bl Blob) ([]byte, error) {
-	want := bl.RawLen
-	if bl.PackedLen != 0 {
-		want = bl.PackedLen
-	}
+	want := bl.formLen()
 	switch bl.Codec {
 	case CodecStored:
 		return p.data[bl.Off : bl.Off+bl.N], nil
@@ -240,11 +232,7 @@ func (p *Payload) form(bl Blob) ([]byte, error) {
 		}
 		form, err = decodeWithDict(uint32(bl.Dict.ID), content, p.data[bl.Off:bl.Off+bl.N], want)
 	} else {
-		var dec *zstd.Decoder
-		if dec, err = plainDecoder(); err != nil {
-			return nil, err
-		}
-		form, err = decodeFrame(dec, p.data[bl.Off:bl.Off+bl.N], want)
+		form, err = decodePlain(p.data[bl.Off:bl.Off+bl.N], want)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, bl.Off, err)
@@ -278,12 +266,7 @@ func (p *Payload) dict(d, base DictRecord) ([]byte, error) {
 			}
 			content, err = decodeWithDict(uint32(base.ID), bc, p.data[d.Off:d.Off+d.N], d.RawLen)
 		} else {
-			var plain *zstd.Decoder
-			if plain, err = plainDecoder(); err != nil {
-				ld.err = err
-				return
-			}
-			content, err = decodeFrame(plain, p.data[d.Off:d.Off+d.N], d.RawLen)
+			content, err = decodePlain(p.data[d.Off:d.Off+d.N], d.RawLen)
 		}
 		if err != nil {
 			ld.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
@@ -292,6 +275,15 @@ func (p *Payload) dict(d, base DictRecord) ([]byte, error) {
 		ld.content = content
 	})
 	return ld.content, ld.err
+}
+
+// decodePlain decompresses frame, made without a dictionary, to want bytes.
+func decodePlain(frame []byte, want uint64) ([]byte, error) {
+	dec, err := plainDecoder()
+	if err != nil {
+		return nil, err
+	}
+	return decodeFrame(dec, frame, want)
 }
 
 // dictDecoder decompresses frames made with a dictionary. One decoder

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -52,6 +53,15 @@ type BlobRecord struct {
 	Off, N    uint64 // stored bytes (data area, or dictionary content for CodecSlice)
 	PackedLen uint64 // 0: not packed
 	RawLen    uint64
+}
+
+// formLen is the length of the blob's stored form once decompressed:
+// PackedLen if it is packed, else RawLen.
+func (b BlobRecord) formLen() uint64 {
+	if b.PackedLen != 0 {
+		return b.PackedLen
+	}
+	return b.RawLen
 }
 
 // DictRecord is a dictionary's record.
@@ -105,13 +115,7 @@ func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
 			mods[e.Key.Arch] = append(mods[e.Key.Arch], m.Name)
 		}
 	}
-	arches := slices.Sorted(func(yield func(string) bool) {
-		for a := range mods {
-			if !yield(a) {
-				return
-			}
-		}
-	})
+	arches := slices.Sorted(maps.Keys(mods))
 	dir = u(dir, uint64(dataLen))
 	dir = u(dir, uint64(len(ix.Entries)))
 	dir = u(dir, uint64(len(arches)))
@@ -431,10 +435,7 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 			r.fail("blob %d: length %d too large", j, max(bl.RawLen, bl.PackedLen))
 			return nil, r.err
 		}
-		want := bl.RawLen
-		if bl.PackedLen != 0 {
-			want = bl.PackedLen
-		}
+		want := bl.formLen()
 		b := Blob{BlobRecord: bl}
 		if bl.Dict != 0 {
 			b.Dict = dicts[bl.Dict-1]

@@ -1,6 +1,7 @@
 package kernelkey
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,12 +35,12 @@ func (k Key) String() string {
 // Compare orders keys by arch, release, distro and version: the order of
 // a payload's entries, so all builds of one release are neighbours.
 func (k Key) Compare(o Key) int {
-	for _, p := range [][2]string{{k.Arch, o.Arch}, {k.Release, o.Release}, {k.Distro, o.Distro}, {k.Version, o.Version}} {
-		if c := strings.Compare(p[0], p[1]); c != 0 {
-			return c
-		}
-	}
-	return 0
+	return cmp.Or(
+		strings.Compare(k.Arch, o.Arch),
+		strings.Compare(k.Release, o.Release),
+		strings.Compare(k.Distro, o.Distro),
+		strings.Compare(k.Version, o.Version),
+	)
 }
 
 // ErrBadPathElement is wrapped by ValidatePathElement's errors.
