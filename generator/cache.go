@@ -122,10 +122,7 @@ func released(bi *rtdebug.BuildInfo) bool {
 
 // kernelDigest hashes what a kernel's reading depends on.
 func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
-	parts := [][]byte{
-		kc.tool,
-		[]byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version),
-	}
+	parts := append([][]byte{kc.tool}, keyParts(e.Key)...)
 	for _, f := range append([]string{e.Path}, e.Modules...) {
 		d, err := kc.c.FileDigest(f)
 		if err != nil {
@@ -134,6 +131,11 @@ func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
 		parts = append(parts, []byte(filepath.Base(f)), d[:])
 	}
 	return cache.NewKey(parts...), nil
+}
+
+// keyParts are a kernel key's fields, as cache keys hash them.
+func keyParts(k kernelkey.Key) [][]byte {
+	return [][]byte{[]byte(k.Arch), []byte(k.Release), []byte(k.Distro), []byte(k.Version)}
 }
 
 func (kc *kernelCache) btfKey(kernel cache.Key) cache.Key {
@@ -302,7 +304,8 @@ func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
 func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 	parts := [][]byte{[]byte("payload"), kc.tool}
 	for _, e := range entries {
-		parts = append(parts, []byte(e.Key.Arch), []byte(e.Key.Release), []byte(e.Key.Distro), []byte(e.Key.Version), e.VMLinux)
+		parts = append(parts, keyParts(e.Key)...)
+		parts = append(parts, e.VMLinux)
 		for _, m := range e.Modules {
 			hasBase := []byte{0}
 			if m.Base != nil {

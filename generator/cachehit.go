@@ -148,18 +148,7 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 			if !ok {
 				return nil, fmt.Errorf("no cached outcome for %s", &r)
 			}
-			rel := RelocationReport{
-				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
-				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
-			}
-			if c.Unresolved {
-				u := rel
-				u.Status, u.Reason = c.Status, c.Reason
-				rows[i].Unresolved = append(rows[i].Unresolved, u)
-			}
-			if c.KernelTypeID {
-				rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, rel)
-			}
+			rows[i].add(o.names[i], &r, c)
 		}
 	}
 

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
@@ -239,9 +240,11 @@ func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Res
 		}
 		kc.storePayload(entries, payload.Bytes())
 	}
-	blobs := map[string]bool{}
+	// Keyed by digest, as sharer.blob: a string key would copy every
+	// distinct blob.
+	blobs := map[[sha256.Size]byte]bool{}
 	for _, e := range entries {
-		blobs[string(e.VMLinux)] = true
+		blobs[sha256.Sum256(e.VMLinux)] = true
 	}
 	report.Blobs = len(blobs)
 	report.PayloadBytes = payload.Len()

@@ -21,18 +21,6 @@ type objects struct {
 	names []string               // the objects as the user named them
 	relos []*corereloc.Object    // relocations, for matching
 	colls []*ebpf.CollectionSpec // programs, for the oracle
-	// objectOf maps every relocation to the index of its object.
-	objectOf map[*corereloc.Relocation]int
-}
-
-// indexRelocations fills objectOf.
-func (o *objects) indexRelocations() {
-	o.objectOf = map[*corereloc.Relocation]int{}
-	for i, obj := range o.relos {
-		for j := range obj.Relocations {
-			o.objectOf[&obj.Relocations[j]] = i
-		}
-	}
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -48,7 +36,6 @@ func loadObjects(paths []string) (*objects, error) {
 		}
 		o.colls = append(o.colls, coll)
 	}
-	o.indexRelocations()
 	return o, nil
 }
 
@@ -60,7 +47,6 @@ func (o *objects) subset(indices []int) *objects {
 		s.relos = append(s.relos, o.relos[i])
 		s.colls = append(s.colls, o.colls[i])
 	}
-	s.indexRelocations()
 	return s
 }
 

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"regexp"
@@ -183,8 +182,7 @@ func groupDigest(what, order, shape string, members []string, distinct bool) str
 	if distinct {
 		members = slices.Compact(slices.Sorted(slices.Values(members)))
 	}
-	k := cache.NewKey([]byte(what), []byte(order), []byte(shape), []byte(strings.Join(members, "\x01")))
-	return hex.EncodeToString(k[:])
+	return cache.NewKey([]byte(what), []byte(order), []byte(shape), []byte(strings.Join(members, "\x01"))).String()
 }
 
 // typeShape is a local type as BTF on its own: the type and every type it

@@ -109,30 +109,29 @@ type objectRows struct {
 func (o *objects) rows(res *corereloc.Result) []objectRows {
 	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
-		for j, r := range obj.Relocations {
-			out := res.Outcomes[i][j]
-			if out.Status == corereloc.Resolved {
-				continue
-			}
-			rel := RelocationReport{
-				Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
-				Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
-				Status: statusWord(out),
-			}
-			if out.Err != nil {
-				rel.Reason = out.Err.Error()
-			}
-			rows[i].Unresolved = append(rows[i].Unresolved, rel)
+		for j := range obj.Relocations {
+			r := &obj.Relocations[j]
+			rows[i].add(o.names[i], r, newCachedOutcome(r, res.Outcomes[i][j]))
 		}
 	}
-	for _, r := range res.KernelTypeIDs() {
-		i := o.objectOf[r]
-		rows[i].KernelTypeIDs = append(rows[i].KernelTypeIDs, RelocationReport{
-			Object: o.names[i], Section: r.Section, InsnOff: r.InsnOff,
-			Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
-		})
-	}
 	return rows
+}
+
+// add appends the rows, if any, of relocation r of object, whose outcome
+// is c: process and fromCache share it.
+func (rows *objectRows) add(object string, r *corereloc.Relocation, c cachedOutcome) {
+	rel := RelocationReport{
+		Object: object, Section: r.Section, InsnOff: r.InsnOff,
+		Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+	}
+	if c.Unresolved {
+		u := rel
+		u.Status, u.Reason = c.Status, c.Reason
+		rows.Unresolved = append(rows.Unresolved, u)
+	}
+	if c.KernelTypeID {
+		rows.KernelTypeIDs = append(rows.KernelTypeIDs, rel)
+	}
 }
 
 // named returns the rows with their Object fields set to name. Their

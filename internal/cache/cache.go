@@ -214,12 +214,21 @@ func (c *Cache) touch(p string) {
 }
 
 func (c *Cache) trimDue() bool {
+	last, ok := c.lastTrim()
+	return !ok || c.now().Sub(last) > trimInterval
+}
+
+// lastTrim returns the time Trim recorded, if any.
+func (c *Cache) lastTrim() (time.Time, bool) {
 	b, err := os.ReadFile(filepath.Join(c.dir, trimFile))
 	if err != nil {
-		return true
+		return time.Time{}, false
 	}
-	last, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return err != nil || c.now().Sub(time.Unix(last, 0)) > trimInterval
+	t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(t, 0), true
 }
 
 // Trim removes entries unused for TrimAge and temporary files left by
@@ -267,11 +276,7 @@ type Info struct {
 // Info counts the entries.
 func (c *Cache) Info() (Info, error) {
 	info := Info{Dir: c.dir}
-	if b, err := os.ReadFile(filepath.Join(c.dir, trimFile)); err == nil {
-		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
-			info.LastTrim = time.Unix(t, 0)
-		}
-	}
+	info.LastTrim, _ = c.lastTrim()
 	err := c.walk(func(_ string, d fs.DirEntry) error {
 		fi, err := d.Info()
 		if err != nil {

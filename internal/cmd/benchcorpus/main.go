@@ -220,7 +220,9 @@ func writeBTFHub(path, rel string, btf []byte) error {
 	if err := tw.WriteHeader(h); err != nil {
 		return err
 	}
-	tw.Write(btf)
+	if _, err := tw.Write(btf); err != nil {
+		return err
+	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
