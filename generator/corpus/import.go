@@ -181,12 +181,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		importDeb(in, br, over, opts, emit)
 		return
 	}
-	data, err := extract.ReadAllLimit(br, extract.MaxImage)
-	if err != nil {
-		emit(nil, err)
-		return
-	}
-	file, err := fileBTF(data)
+	file, err := ReadBTFFromReader(br)
 	if err == nil {
 		_, err = extract.ParseBTF(file.BTF, nil)
 	}
