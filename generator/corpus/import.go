@@ -254,11 +254,8 @@ func osRelease(file string) (id, version string) {
 
 // overrideKey sets the parts of k that over has.
 func overrideKey(k, over kernelkey.Key) kernelkey.Key {
-	if over.Arch != "" {
-		k.Arch = over.Arch
-	}
 	for _, p := range []struct{ dst, src *string }{
-		{&k.Release, &over.Release}, {&k.Distro, &over.Distro}, {&k.Version, &over.Version},
+		{&k.Arch, &over.Arch}, {&k.Release, &over.Release}, {&k.Distro, &over.Distro}, {&k.Version, &over.Version},
 	} {
 		if *p.src != "" {
 			*p.dst = *p.src
