@@ -181,12 +181,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		importDeb(in, br, over, opts, emit)
 		return
 	}
-	data, err := extract.ReadAllLimit(br, extract.MaxImage)
-	if err != nil {
-		emit(nil, err)
-		return
-	}
-	file, err := fileBTF(data)
+	file, err := ReadBTFFromReader(br)
 	if err == nil {
 		_, err = extract.ParseBTF(file.BTF, nil)
 	}
@@ -259,11 +254,8 @@ func osRelease(file string) (id, version string) {
 
 // overrideKey sets the parts of k that over has.
 func overrideKey(k, over kernelkey.Key) kernelkey.Key {
-	if over.Arch != "" {
-		k.Arch = over.Arch
-	}
 	for _, p := range []struct{ dst, src *string }{
-		{&k.Release, &over.Release}, {&k.Distro, &over.Distro}, {&k.Version, &over.Version},
+		{&k.Arch, &over.Arch}, {&k.Release, &over.Release}, {&k.Distro, &over.Distro}, {&k.Version, &over.Version},
 	} {
 		if *p.src != "" {
 			*p.dst = *p.src

@@ -22,9 +22,9 @@ func BtfBlob(data []byte) ([]byte, error) {
 	return data[:n], nil
 }
 
-// WholeBTF returns data when it is exactly one BTF blob, as a raw BTF file
+// wholeBTF returns data when it is exactly one BTF blob, as a raw BTF file
 // is: a sane header and nothing after the blob.
-func WholeBTF(data []byte) ([]byte, error) {
+func wholeBTF(data []byte) ([]byte, error) {
 	blob, err := BtfBlob(data)
 	if err != nil {
 		return nil, err
@@ -35,13 +35,13 @@ func WholeBTF(data []byte) ([]byte, error) {
 	return blob, nil
 }
 
-// RawBTFFile is WholeBTF for a raw BTF file's contents, which must fit
+// RawBTFFile is wholeBTF for a raw BTF file's contents, which must fit
 // MaxBTF: what it returns outlives the memory budget's accounting.
 func RawBTFFile(data []byte) ([]byte, error) {
 	if len(data) > MaxBTF {
 		return nil, fmt.Errorf("raw BTF of %d bytes, more than %d MiB: %w", len(data), MaxBTF>>20, ErrTooLarge)
 	}
-	return WholeBTF(data)
+	return wholeBTF(data)
 }
 
 // btfMagics are the first four bytes of BTF in either byte order: magic,

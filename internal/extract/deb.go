@@ -79,7 +79,7 @@ func ReadDeb(r io.Reader, workers int) (*DebContents, error) {
 
 func readDebControl(r io.Reader, format string) (DebControl, error) {
 	var c DebControl
-	dr, err := DecompressReader(r, format)
+	dr, err := decompressReader(r, format)
 	if err != nil {
 		return c, err
 	}
@@ -136,7 +136,7 @@ func debModulePath(p string) (release, name string, ok bool) {
 }
 
 func readDebData(r io.Reader, format string, workers int, c *DebContents) error {
-	dr, err := DecompressReader(r, format)
+	dr, err := decompressReader(r, format)
 	if err != nil {
 		return err
 	}

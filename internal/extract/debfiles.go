@@ -37,7 +37,7 @@ func DebFiles(r io.Reader, want func(path string) bool, fn func(path string, dat
 }
 
 func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(string, []byte) error) error {
-	dr, err := DecompressReader(r, format)
+	dr, err := decompressReader(r, format)
 	if err != nil {
 		return err
 	}

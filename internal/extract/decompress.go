@@ -96,7 +96,7 @@ func Decompress(data []byte, format string, limit int64) (out []byte, release fu
 	case FormatXZ:
 		xr, err := newXZReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, nil, FormatError(FormatXZ, err)
+			return nil, nil, formatError(FormatXZ, err)
 		}
 		defer xzReaders.Put(xr)
 		xr.Multistream(false)
@@ -105,14 +105,14 @@ func Decompress(data []byte, format string, limit int64) (out []byte, release fu
 		d := zstdDecoders.Get().(*zstd.Decoder)
 		defer zstdDecoders.Put(d)
 		if err := d.Reset(bytes.NewReader(data)); err != nil {
-			return nil, nil, FormatError(FormatZstd, err)
+			return nil, nil, formatError(FormatZstd, err)
 		}
 		defer d.Reset(nil)
 		r = d
 	case FormatGzip:
 		gr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, nil, FormatError(FormatGzip, err)
+			return nil, nil, formatError(FormatGzip, err)
 		}
 		gr.Multistream(false)
 		r = gr
@@ -125,7 +125,7 @@ func Decompress(data []byte, format string, limit int64) (out []byte, release fu
 	case FormatLZMA:
 		lr, err := lzma.ReaderConfig{DictCap: maxWindow}.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, nil, FormatError(FormatLZMA, err)
+			return nil, nil, formatError(FormatLZMA, err)
 		}
 		r = lr
 	case FormatLZO:
@@ -139,7 +139,7 @@ func Decompress(data []byte, format string, limit int64) (out []byte, release fu
 	}
 	out, release, err = readCapped(r, limit)
 	if err != nil {
-		return nil, nil, FormatError(format, err)
+		return nil, nil, formatError(format, err)
 	}
 	return out, release, nil
 }
@@ -195,7 +195,7 @@ func lz4LegacyBlocks(data []byte) func() ([]byte, error) {
 			}
 			m, err := lz4.UncompressBlock(data[:n], scratch)
 			if err != nil {
-				return nil, FormatError(FormatLZ4, err)
+				return nil, formatError(FormatLZ4, err)
 			}
 			data = data[n:]
 			return scratch[:m], nil
@@ -203,29 +203,29 @@ func lz4LegacyBlocks(data []byte) func() ([]byte, error) {
 	}
 }
 
-// DecompressReader decodes a compressed stream as it is read, for archives
+// decompressReader decodes a compressed stream as it is read, for archives
 // too large to hold whole (a package's data.tar).
-func DecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
+func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 	switch format {
 	case FormatNone:
 		return io.NopCloser(r), nil
 	case FormatXZ:
 		xr, err := xz.NewReader(r, maxWindow)
 		if err != nil {
-			return nil, FormatError(FormatXZ, err)
+			return nil, formatError(FormatXZ, err)
 		}
 		return io.NopCloser(xr), nil
 	case FormatZstd:
 		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1),
 			zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(MaxImage))
 		if err != nil {
-			return nil, FormatError(FormatZstd, err)
+			return nil, formatError(FormatZstd, err)
 		}
 		return zr.IOReadCloser(), nil
 	case FormatGzip:
 		gr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, FormatError(FormatGzip, err)
+			return nil, formatError(FormatGzip, err)
 		}
 		return gr, nil
 	case FormatBzip2:
@@ -249,9 +249,9 @@ func FormatFromExt(name string) string {
 	return FormatNone
 }
 
-// FormatError prefixes a decoder's error with the format's name unless the
+// formatError prefixes a decoder's error with the format's name unless the
 // decoder already did ("xz: data is truncated or corrupt").
-func FormatError(format string, err error) error {
+func formatError(format string, err error) error {
 	name, _, _ := strings.Cut(format, "-")
 	if strings.HasPrefix(err.Error(), name) {
 		return err

@@ -75,7 +75,7 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 		return nestedImage(data, format, depth, format+" stream")
 	}
 	if IsRawBTF(data) {
-		blob, err := WholeBTF(data)
+		blob, err := wholeBTF(data)
 		if err != nil {
 			return ImageBTF{}, err
 		}
