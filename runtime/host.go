@@ -1,14 +1,10 @@
 package runtime
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -51,21 +47,16 @@ func hostInfo(opts *SelectOptions) (host, error) {
 	h.key.Arch, _ = kernelkey.NormalizeArch(h.key.Arch)
 	if h.key.Distro == "" && h.key.Version == "" {
 		rel, err := readOSRelease(opts.HostRoot)
-		h.key.Distro, h.key.Version, h.idLike, h.osReleaseErr = rel.id, rel.version, rel.idLike, err
+		h.key.Distro, h.key.Version, h.idLike, h.osReleaseErr = rel.ID, rel.VersionID, rel.IDLike, err
 	}
 	return h, nil
-}
-
-type osRelease struct {
-	id, version string
-	idLike      []string
 }
 
 // readOSRelease reads root/etc/os-release, or root/usr/lib/os-release as
 // os-release(5) prescribes. A system without either gives the zero value
 // and no error; one that cannot be read (not a regular file, unreadable)
 // gives an error naming the file.
-func readOSRelease(root string) (osRelease, error) {
+func readOSRelease(root string) (kernelkey.OSRelease, error) {
 	for _, p := range []string{"etc/os-release", "usr/lib/os-release"} {
 		path := filepath.Join(rootDir(root), p)
 		b, err := regfile.ReadFile(path, maxOSRelease)
@@ -73,44 +64,11 @@ func readOSRelease(root string) (osRelease, error) {
 			continue
 		}
 		if err != nil {
-			return osRelease{}, fmt.Errorf("os-release: %w", err)
+			return kernelkey.OSRelease{}, fmt.Errorf("os-release: %w", err)
 		}
-		return parseOSRelease(b), nil
+		return kernelkey.ParseOSRelease(b), nil
 	}
-	return osRelease{}, nil
-}
-
-// parseOSRelease extracts ID, VERSION_ID and ID_LIKE from os-release
-// content: lines of KEY=value, values optionally quoted shell-style.
-func parseOSRelease(b []byte) osRelease {
-	var r osRelease
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		key, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok {
-			continue
-		}
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
-			if val[0] == '"' {
-				if uq, err := strconv.Unquote(val); err == nil {
-					val = uq
-				} else {
-					val = val[1 : len(val)-1]
-				}
-			} else {
-				val = val[1 : len(val)-1]
-			}
-		}
-		switch key {
-		case "ID":
-			r.id = val
-		case "VERSION_ID":
-			r.version = val
-		case "ID_LIKE":
-			r.idLike = strings.Fields(val)
-		}
-	}
-	return r
+	return kernelkey.OSRelease{}, nil
 }
 
 func rootDir(root string) string {

@@ -158,24 +158,6 @@ func TestSelectRunningKernel(t *testing.T) {
 	}
 }
 
-func TestParseOSRelease(t *testing.T) {
-	for _, c := range []struct {
-		in, id, version string
-		idLike          []string
-	}{
-		{"ID=debian\nVERSION_ID=\"12\"\n", "debian", "12", nil},
-		{"NAME=\"Amazon Linux\"\nID=\"amzn\"\nVERSION_ID=\"2\"\nID_LIKE=\"centos rhel fedora\"\n", "amzn", "2", []string{"centos", "rhel", "fedora"}},
-		{"ID=arch\nBUILD_ID=rolling\n", "arch", "", nil},
-		{"  ID='opensuse-leap'  \n# comment\nVERSION_ID=15.5", "opensuse-leap", "15.5", nil},
-		{"garbage\n=\nID=\"unterminated\n", "\"unterminated", "", nil},
-	} {
-		r := parseOSRelease([]byte(c.in))
-		if r.id != c.id || r.version != c.version || !slices.Equal(r.idLike, c.idLike) {
-			t.Errorf("parseOSRelease(%q) = %+v, want %q, %q, %q", c.in, r, c.id, c.version, c.idLike)
-		}
-	}
-}
-
 // TestSelectKernelLacksModuleBTF covers a kernel with vmlinux BTF but no
 // module BTF: the embedded distilled module is relocated onto the
 // kernel's vmlinux BTF.

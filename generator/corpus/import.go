@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -230,26 +229,15 @@ func hostKey(root string) kernelkey.Key {
 	return k
 }
 
-// osRelease reads ID and VERSION_ID from an os-release(5) file.
+// osRelease reads ID and VERSION_ID from an os-release(5) file, or
+// nothing if it cannot be read.
 func osRelease(file string) (id, version string) {
 	data, err := regfile.ReadFile(file, 64<<10)
 	if err != nil {
 		return "", ""
 	}
-	for line := range bytes.Lines(data) {
-		k, v, ok := strings.Cut(strings.TrimSpace(string(line)), "=")
-		if !ok {
-			continue
-		}
-		v = strings.Trim(v, `"'`)
-		switch k {
-		case "ID":
-			id = v
-		case "VERSION_ID":
-			version = v
-		}
-	}
-	return id, version
+	r := kernelkey.ParseOSRelease(data)
+	return r.ID, r.VersionID
 }
 
 // overrideKey sets the parts of k that over has.
