@@ -35,12 +35,10 @@ func TestCiliumRelocsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := make(map[Status]int)
-	for _, outcomes := range res.Outcomes {
-		for _, o := range outcomes {
-			counts[o.Status]++
-		}
+	for _, o := range res.Sites() {
+		counts[o.Status]++
 	}
-	if n := len(objs[0].Relocations); n != 47 || counts[Resolved] != 44 || counts[Missing] != 3 {
+	if n := len(objs[0].Sites); n != 47 || counts[Resolved] != 44 || counts[Missing] != 3 {
 		t.Errorf("%d relocations: %d resolved, %d missing; want 47: 44 resolved, 3 missing", n, counts[Resolved], counts[Missing])
 	}
 	min, _, err := Minimize(res)

@@ -36,10 +36,8 @@ func Example() {
 		return
 	}
 	counts := make(map[corereloc.Status]int)
-	for _, outcomes := range res.Outcomes {
-		for _, o := range outcomes {
-			counts[o.Status]++
-		}
+	for _, o := range res.Sites() {
+		counts[o.Status]++
 	}
 	min, _, err := corereloc.Minimize(res)
 	if err != nil {
@@ -55,7 +53,7 @@ func Example() {
 	for range spec.All() {
 		types++
 	}
-	fmt.Printf("%d relocations: %d resolved, %d missing\n", len(objs[0].Relocations), counts[corereloc.Resolved], counts[corereloc.Missing])
+	fmt.Printf("%d relocations: %d resolved, %d missing\n", len(objs[0].Sites), counts[corereloc.Resolved], counts[corereloc.Missing])
 	fmt.Printf("minimized BTF: %d types, %d bytes\n", types, len(min))
 	// Output:
 	// 25 relocations: 9 resolved, 16 missing

@@ -47,10 +47,11 @@ func TestLibbpfSearchSharedAnonymous(t *testing.T) {
 	}
 
 	res := matchObjects(t, []string{"testdata/patterns/nesting.o"}, target)
-	for j, r := range res.Objects[0].Relocations {
-		if r.Access == "0:0:0" {
-			if o := res.Outcomes[0][j]; o.Status != Resolved || o.Target != 4 {
-				t.Errorf("%v: %v %d, want resolved at 4", r, o.Status, o.Target)
+	obj := res.Objects[0]
+	for j, s := range obj.Sites {
+		if obj.Relocations[s.Relocation].Access == "0:0:0" {
+			if o := res.Outcome(0, j); o.Status != Resolved || o.Target != 4 {
+				t.Errorf("%v: %v %d, want resolved at 4", obj.SiteString(j), o.Status, o.Target)
 			}
 		}
 	}

@@ -18,12 +18,12 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// Relocation is one CO-RE relocation record of an object's .BTF.ext.
+// Relocation is a distinct CO-RE relocation of an object: a local type, an
+// access and a kind, which is all its fixup on a candidate depends on.
+// Big objects inline the same access into hundreds of functions (one
+// agent has 34,753 relocation records over 371 distinct relocations), so
+// an Object holds each once and lists where it occurs as Sites.
 type Relocation struct {
-	Object   string     // path of the object, as given to Load
-	Section  string     // ELF section of the instruction ("kprobe/do_exit", ".text")
-	Program  string     // function symbol holding the instruction, "" if none
-	InsnOff  uint32     // byte offset of the instruction in Section
 	TypeID   btf.TypeID // local type, an ID in the object's .BTF
 	TypeName string     // name of the local type ("task_struct___old")
 	Access   string     // access string ("0:1:2"), "0" for type kinds
@@ -33,18 +33,47 @@ type Relocation struct {
 }
 
 func (r *Relocation) String() string {
-	return fmt.Sprintf("%s %s+%d (%s) %s %s %s", r.Object, r.Section, r.InsnOff, r.Program, r.Kind, r.TypeName, r.Access)
+	return fmt.Sprintf("%s %s %s", r.Kind, r.TypeName, r.Access)
+}
+
+// Function is a function of an object that holds relocated instructions:
+// cilium/ebpf relocates a program in one call and libbpf scores candidates
+// per program, so a relocation's outcome depends on its function.
+type Function struct {
+	Section string // ELF section ("kprobe/do_exit", ".text")
+	Name    string // function symbol holding the instructions, "" if none
+}
+
+// Site is one relocated instruction, one record of .BTF.ext: 12 bytes,
+// where the relocation and function it names are stored once per object.
+type Site struct {
+	InsnOff    uint32 // byte offset of the instruction in its section
+	Function   int32  // index in Object.Functions
+	Relocation int32  // index in Object.Relocations
 }
 
 // Object is a BPF ELF object's byte order, its BTF and its CO-RE
-// relocations, section by section as in .BTF.ext, by instruction offset
-// within a section.
+// relocations.
 type Object struct {
-	Path        string
-	ByteOrder   binary.ByteOrder
+	Path      string
+	ByteOrder binary.ByteOrder
+	// Sites are the relocated instructions, section by section as in
+	// .BTF.ext, by instruction offset within a section.
+	Sites []Site
+	// Relocations are the distinct relocations, in order of first site.
 	Relocations []Relocation
+	// Functions are the functions holding sites, in order of first site.
+	Functions []Function
 
 	btf *rawbtf.Spec // nil if the object has no .BTF
+}
+
+// SiteString describes site j for messages: object, section and offset,
+// function, and the relocation.
+func (o *Object) SiteString(j int) string {
+	s := o.Sites[j]
+	f, r := &o.Functions[s.Function], &o.Relocations[s.Relocation]
+	return fmt.Sprintf("%s %s+%d (%s) %s %s %s", o.Path, f.Section, s.InsnOff, f.Name, r.Kind, r.TypeName, r.Access)
 }
 
 // Load reads the CO-RE relocations of the BPF ELF objects at paths. An
@@ -135,25 +164,12 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 	if extSec == nil {
 		return obj, nil
 	}
-	obj.Relocations, err = parseBTFExt(name, extSec, f.ByteOrder, obj.btf)
-	if err != nil {
-		return nil, fmt.Errorf("section .BTF.ext: %w", err)
-	}
 	funcs, err := functions(f)
 	if err != nil {
 		return nil, err
 	}
-	for i := range obj.Relocations {
-		r := &obj.Relocations[i]
-		syms := funcs[r.Section]
-		// The last function starting at or before the instruction.
-		j, found := slices.BinarySearchFunc(syms, r.InsnOff, func(s funcSym, off uint32) int { return cmp.Compare(s.off, off) })
-		if !found {
-			j--
-		}
-		if j >= 0 {
-			r.Program = syms[j].name
-		}
+	if err := obj.parseBTFExt(extSec, funcs); err != nil {
+		return nil, fmt.Errorf("section .BTF.ext: %w", err)
 	}
 	return obj, nil
 }
@@ -212,96 +228,98 @@ const (
 	coreReloSize     = 16 // struct bpf_core_relo: insn_off, type_id, access_str_off, kind
 )
 
-// parseBTFExt reads the CO-RE relocations of section .BTF.ext. It reads
-// the header and the core_relo subsection only: func_info and line_info,
-// most of the section in big objects, are not needed.
-func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbtf.Spec) ([]Relocation, error) {
+// parseBTFExt reads the CO-RE relocations of section .BTF.ext into
+// o.Sites, o.Relocations and o.Functions; funcs are the function symbols
+// of each section by offset. It reads the header and the core_relo
+// subsection only: func_info and line_info, most of the section in big
+// objects, are not needed.
+func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error {
+	bo := o.ByteOrder
 	r, ok := sec.Open().(io.ReaderAt)
 	if !ok { // a compressed section
 		data, err := sec.Data()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r = bytes.NewReader(data)
 	}
 	secLen := sec.Size
 	data := make([]byte, min(secLen, extHeaderCORELen))
 	if _, err := r.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("offset 0: header: %w", err)
+		return fmt.Errorf("offset 0: header: %w", err)
 	}
 	if len(data) < extHeaderMinLen {
-		return nil, fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
+		return fmt.Errorf("offset 0: header: %w", io.ErrUnexpectedEOF)
 	}
 	if magic := bo.Uint16(data); magic != rawbtf.Magic {
-		return nil, fmt.Errorf("offset 0: bad magic %#x", magic)
+		return fmt.Errorf("offset 0: bad magic %#x", magic)
 	}
 	if v := data[2]; v != 1 {
-		return nil, fmt.Errorf("offset 2: unsupported version %d", v)
+		return fmt.Errorf("offset 2: unsupported version %d", v)
 	}
 	if fl := data[3]; fl != 0 {
-		return nil, fmt.Errorf("offset 3: unsupported flags %#x", fl)
+		return fmt.Errorf("offset 3: unsupported flags %#x", fl)
 	}
 	hdrLen := bo.Uint32(data[4:])
 	if hdrLen < extHeaderMinLen || uint64(hdrLen) > secLen {
-		return nil, fmt.Errorf("offset 4: header length %d out of range [%d, %d]", hdrLen, extHeaderMinLen, secLen)
+		return fmt.Errorf("offset 4: header length %d out of range [%d, %d]", hdrLen, extHeaderMinLen, secLen)
 	}
 	if hdrLen < extHeaderCORELen {
-		return nil, nil // written before CO-RE relocations existed
+		return nil // written before CO-RE relocations existed
 	}
 	off, size := bo.Uint32(data[24:]), bo.Uint32(data[28:])
 	if size == 0 {
-		return nil, nil
+		return nil
 	}
 	start := uint64(hdrLen) + uint64(off)
 	end := start + uint64(size)
 	if end > secLen {
-		return nil, fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, secLen)
+		return fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, secLen)
 	}
+	// The subsection is garbage once parsed: only the compact Sites and
+	// the distinct relocations are kept.
 	sub := make([]byte, size)
 	if _, err := r.ReadAt(sub, int64(start)); err != nil {
-		return nil, fmt.Errorf("offset %d: core_relo: %w", start, err)
+		return fmt.Errorf("offset %d: core_relo: %w", start, err)
 	}
 	pos := func(p int) uint64 { return start + uint64(p) }
 
 	if len(sub) < 4 {
-		return nil, fmt.Errorf("offset %d: core_relo record size: %w", pos(0), io.ErrUnexpectedEOF)
+		return fmt.Errorf("offset %d: core_relo record size: %w", pos(0), io.ErrUnexpectedEOF)
 	}
 	if rs := bo.Uint32(sub); rs != coreReloSize {
-		return nil, fmt.Errorf("offset %d: core_relo record size %d, want %d", pos(0), rs, coreReloSize)
+		return fmt.Errorf("offset %d: core_relo record size %d, want %d", pos(0), rs, coreReloSize)
 	}
-	// Count first: big objects have tens of thousands of relocations, and
+	// Count first: big objects have tens of thousands of records, and
 	// growing the slice would allocate several times their size.
 	total := uint64(0)
 	for p := 4; p < len(sub); {
 		if len(sub)-p < 8 {
-			return nil, fmt.Errorf("offset %d: core_relo section header: %w", pos(p), io.ErrUnexpectedEOF)
+			return fmt.Errorf("offset %d: core_relo section header: %w", pos(p), io.ErrUnexpectedEOF)
 		}
 		n := uint64(bo.Uint32(sub[p+4:]))
 		p += 8
 		if n*coreReloSize > uint64(len(sub)-p) {
-			return nil, fmt.Errorf("offset %d: %d records: %w", pos(p), n, io.ErrUnexpectedEOF)
+			return fmt.Errorf("offset %d: %d records: %w", pos(p), n, io.ErrUnexpectedEOF)
 		}
 		total += n
 		p += int(n * coreReloSize)
 	}
-	relos := make([]Relocation, 0, total)
-	// The same access and type recur in many programs: parse each access
-	// string and look up each type's name once.
-	accessors := make(map[uint32]parsedAccess)
-	typeNames := make(map[btf.TypeID]string)
+	o.Sites = make([]Site, 0, total)
+	x := extParser{obj: o, relos: make(map[reloKey]int32), accessors: make(map[uint32][]int), funcs: make(map[Function]int32)}
 	var order []int32
 	for p := 4; p < len(sub); {
-		secName, err := spec.String(bo.Uint32(sub[p:]))
+		secName, err := o.btf.String(bo.Uint32(sub[p:]))
 		if err != nil {
-			return nil, fmt.Errorf("offset %d: section name: %w", pos(p), err)
+			return fmt.Errorf("offset %d: section name: %w", pos(p), err)
 		}
 		if secName == "" {
-			return nil, fmt.Errorf("offset %d: empty section name", pos(p))
+			return fmt.Errorf("offset %d: empty section name", pos(p))
 		}
 		n := int(bo.Uint32(sub[p+4:]))
 		p += 8
 		// clang does not write them in instruction order: sort the
-		// records, smaller than the relocations made of them.
+		// records, smaller than the sites made of them.
 		recs := sub[p : p+n*coreReloSize]
 		order = order[:0]
 		for i := range n {
@@ -310,67 +328,108 @@ func parseBTFExt(name string, sec *elf.Section, bo binary.ByteOrder, spec *rawbt
 		slices.SortStableFunc(order, func(a, b int32) int {
 			return cmp.Compare(bo.Uint32(recs[a*coreReloSize:]), bo.Uint32(recs[b*coreReloSize:]))
 		})
+		x.section(secName, funcs[secName])
 		for _, i := range order {
 			at := int(i) * coreReloSize
-			r, err := parseRelo(name, secName, recs[at:at+coreReloSize], bo, spec, accessors, typeNames)
-			if err != nil {
-				return nil, fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
+			if err := x.record(recs[at : at+coreReloSize]); err != nil {
+				return fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
 			}
-			relos = append(relos, r)
 		}
 		p += n * coreReloSize
 	}
-	return relos, nil
+	return nil
 }
 
-// parsedAccess is an access string and its parsed indices.
-type parsedAccess struct {
-	s   string
-	acc []int
+// reloKey identifies a distinct relocation of an object in its records:
+// local type, access string offset and kind.
+type reloKey struct {
+	typ    btf.TypeID
+	access uint32
+	kind   Kind
 }
 
-// parseRelo reads one bpf_core_relo record. accessors caches access
-// strings by offset, relocations share the cached indices, read-only;
-// typeNames caches local type names.
-func parseRelo(obj, sec string, b []byte, bo binary.ByteOrder, spec *rawbtf.Spec, accessors map[uint32]parsedAccess, typeNames map[btf.TypeID]string) (Relocation, error) {
-	r := Relocation{
-		Object:  obj,
-		Section: sec,
-		InsnOff: bo.Uint32(b),
-		TypeID:  btf.TypeID(bo.Uint32(b[4:])),
-		Kind:    Kind(bo.Uint32(b[12:])),
+// extParser turns core_relo records into an Object's sites, numbering
+// distinct relocations and functions as they come.
+type extParser struct {
+	obj       *Object
+	relos     map[reloKey]int32
+	accessors map[uint32][]int // parsed access strings by offset, shared read-only
+	funcs     map[Function]int32
+
+	// The section being read: its name, function symbols by offset, and
+	// the last function found, which most records share.
+	sec     string
+	syms    []funcSym
+	lastSym int
+	lastFn  int32
+}
+
+// section starts the records of section name, whose function symbols by
+// offset are syms.
+func (x *extParser) section(name string, syms []funcSym) {
+	x.sec, x.syms, x.lastSym, x.lastFn = name, syms, -2, -1
+}
+
+// record reads one bpf_core_relo record of the current section.
+func (x *extParser) record(b []byte) error {
+	bo, spec := x.obj.ByteOrder, x.obj.btf
+	insn := bo.Uint32(b)
+	k := reloKey{typ: btf.TypeID(bo.Uint32(b[4:])), access: bo.Uint32(b[8:]), kind: Kind(bo.Uint32(b[12:]))}
+	if !k.kind.valid() {
+		return fmt.Errorf("instruction %d: unknown relocation kind %d", insn, uint32(k.kind))
 	}
-	if !r.Kind.valid() {
-		return r, fmt.Errorf("instruction %d: unknown relocation kind %d", r.InsnOff, uint32(r.Kind))
+	if insn%8 != 0 {
+		return fmt.Errorf("instruction offset %d not a multiple of 8", insn)
 	}
-	if r.InsnOff%8 != 0 {
-		return r, fmt.Errorf("instruction offset %d not a multiple of 8", r.InsnOff)
-	}
-	var ok bool
-	if r.TypeName, ok = typeNames[r.TypeID]; !ok {
-		t, err := spec.Type(rawbtf.TypeID(r.TypeID))
-		if err != nil {
-			return r, fmt.Errorf("instruction %d: local type: %w", r.InsnOff, err)
-		}
-		r.TypeName = t.Name
-		typeNames[r.TypeID] = t.Name
-	}
-	off := bo.Uint32(b[8:])
-	a, ok := accessors[off]
+	u, ok := x.relos[k]
 	if !ok {
-		var err error
-		a.s, err = spec.String(off)
+		t, err := spec.Type(rawbtf.TypeID(k.typ))
 		if err != nil {
-			return r, fmt.Errorf("instruction %d: access string: %w", r.InsnOff, err)
+			return fmt.Errorf("instruction %d: local type: %w", insn, err)
 		}
-		a.acc, err = parseAccessor(a.s)
+		s, err := spec.String(k.access)
 		if err != nil {
-			return r, fmt.Errorf("instruction %d: %w", r.InsnOff, err)
+			return fmt.Errorf("instruction %d: access string: %w", insn, err)
 		}
-		accessors[off] = a
+		acc, ok := x.accessors[k.access]
+		if !ok {
+			if acc, err = parseAccessor(s); err != nil {
+				return fmt.Errorf("instruction %d: %w", insn, err)
+			}
+			x.accessors[k.access] = acc
+		}
+		u = int32(len(x.obj.Relocations))
+		x.relos[k] = u
+		x.obj.Relocations = append(x.obj.Relocations, Relocation{TypeID: k.typ, TypeName: t.Name, Access: s, Kind: k.kind, accessor: acc})
 	}
-	r.Access, r.accessor = a.s, a.acc
-	return r, nil
+	x.obj.Sites = append(x.obj.Sites, Site{InsnOff: insn, Function: x.function(insn), Relocation: u})
+	return nil
+}
+
+// function numbers the function holding instruction insn of the current
+// section: the last function symbol starting at or before it. Records
+// come by offset, so the numbering map is consulted only where the symbol
+// changes.
+func (x *extParser) function(insn uint32) int32 {
+	j, found := slices.BinarySearchFunc(x.syms, insn, func(s funcSym, off uint32) int { return cmp.Compare(s.off, off) })
+	if !found {
+		j--
+	}
+	if j == x.lastSym {
+		return x.lastFn
+	}
+	f := Function{Section: x.sec}
+	if j >= 0 {
+		f.Name = x.syms[j].name
+	}
+	id, ok := x.funcs[f]
+	if !ok {
+		id = int32(len(x.obj.Functions))
+		x.funcs[f] = id
+		x.obj.Functions = append(x.obj.Functions, f)
+	}
+	x.lastSym, x.lastFn = j, id
+	return id
 }
 
 // parseAccessor splits an access string ("0:1:3") into its indices.

@@ -32,8 +32,9 @@ func TestLoadAgreesWithCilium(t *testing.T) {
 			}
 			obj := objs[0]
 			ours := make(map[string]string)
-			for _, r := range obj.Relocations {
-				ours[fmt.Sprintf("%s+%d", r.Section, r.InsnOff)] = fmt.Sprintf("CORERelocation(%s, %%s[%s], local_id=%d)", r.Kind, r.Access, r.TypeID)
+			for _, s := range obj.Sites {
+				r := &obj.Relocations[s.Relocation]
+				ours[fmt.Sprintf("%s+%d", obj.Functions[s.Function].Section, s.InsnOff)] = fmt.Sprintf("CORERelocation(%s, %%s[%s], local_id=%d)", r.Kind, r.Access, r.TypeID)
 			}
 			seen := make(map[string]bool)
 			for _, relos := range programRelocations(t, path) {
@@ -171,6 +172,11 @@ func FuzzLoadReader(f *testing.F) {
 		for _, r := range obj.Relocations {
 			if len(r.accessor) == 0 || !r.Kind.valid() {
 				t.Fatalf("invalid relocation accepted: %+v", r)
+			}
+		}
+		for _, s := range obj.Sites {
+			if int(s.Relocation) >= len(obj.Relocations) || int(s.Function) >= len(obj.Functions) {
+				t.Fatalf("site %+v out of range: %d relocations, %d functions", s, len(obj.Relocations), len(obj.Functions))
 			}
 		}
 	})

@@ -1,8 +1,10 @@
 package corereloc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -57,17 +59,39 @@ type Outcome struct {
 // (vmlinux and modules), and what of the kernel's BTF they need.
 type Result struct {
 	Objects []*Object
-	// Outcomes[i][j] is the outcome of Objects[i].Relocations[j].
-	Outcomes [][]Outcome
+
+	// outcomes are the distinct outcomes, siteOutcome[i][j] the index of
+	// that of Objects[i].Sites[j]: sites of one relocation share an
+	// outcome unless their functions score it differently or fail, so
+	// the table is about as long as the distinct relocations, however
+	// often each is inlined.
+	outcomes    []Outcome
+	siteOutcome [][]int32
 
 	targets []*rawbtf.Spec
 	marks   marks
-	// progs[i][j] numbers the function (section and program) of
-	// Objects[i].Relocations[j] within the object: groups are per function.
-	progs [][]int32
 	// pending are type mismatches whose log was not merged: Minimize
 	// checks they still fail on the minimized BTF.
 	pending []pending
+}
+
+// Outcome returns the outcome of site j of Objects[i].
+func (res *Result) Outcome(i, j int) Outcome {
+	return res.outcomes[res.siteOutcome[i][j]]
+}
+
+// Sites yields every site with its outcome, object by object, each
+// object's in order.
+func (res *Result) Sites() iter.Seq2[SiteRef, Outcome] {
+	return func(yield func(SiteRef, Outcome) bool) {
+		for i, outs := range res.siteOutcome {
+			for j, o := range outs {
+				if !yield(SiteRef{i, j}, res.outcomes[o]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // pending is a relocation that does not fit a kept candidate, with what
@@ -78,22 +102,25 @@ type pending struct {
 	log  []touch
 }
 
-// KernelTypeIDs lists the relocations that resolve to a type ID of the
-// running kernel (bpf_core_type_id_kernel). An embedded BTF cannot serve
-// them: its IDs are not the kernel's.
-func (res *Result) KernelTypeIDs() []*Relocation {
-	var out []*Relocation
+// SiteRef names a site of a Result: Objects[Object].Sites[Site].
+type SiteRef struct{ Object, Site int }
+
+// KernelTypeIDs lists the sites that resolve to a type ID of the running
+// kernel (bpf_core_type_id_kernel). An embedded BTF cannot serve them: its
+// IDs are not the kernel's.
+func (res *Result) KernelTypeIDs() []SiteRef {
+	var out []SiteRef
 	for i, obj := range res.Objects {
-		for j := range obj.Relocations {
-			if obj.Relocations[j].Kind == TypeIDTarget && res.Outcomes[i][j].Status == Resolved {
-				out = append(out, &obj.Relocations[j])
+		for j, s := range obj.Sites {
+			if obj.Relocations[s.Relocation].Kind == TypeIDTarget && res.Outcome(i, j).Status == Resolved {
+				out = append(out, SiteRef{i, j})
 			}
 		}
 	}
 	return out
 }
 
-// reloRef is a relocation by object and index.
+// reloRef is a distinct relocation: Objects[obj].Relocations[idx].
 type reloRef struct{ obj, idx int }
 
 // candResult is a relocation computed against one candidate.
@@ -135,40 +162,32 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		}
 	}
 	bo := targets[0].ByteOrder()
-	res := &Result{Objects: objs, targets: targets, Outcomes: make([][]Outcome, len(objs))}
-	// Big objects inline the same access into hundreds of programs: each
-	// distinct relocation (object, local type, access, kind) gets a number
-	// and is computed once per candidate; relocations are grouped by the
-	// essential name of their local type through those numbers.
-	d := newDistinct()
-	uids := make([][]int32, len(objs))
-	for i, obj := range objs {
-		res.Outcomes[i] = make([]Outcome, len(obj.Relocations))
-		uids[i] = make([]int32, len(obj.Relocations))
-		for j := range obj.Relocations {
-			r := &obj.Relocations[j]
-			out := &res.Outcomes[i][j]
-			uids[i][j] = -1
-			switch {
-			case obj.ByteOrder != bo:
-				*out = Outcome{Status: Failed, Err: fmt.Errorf("can't relocate %v against %v", obj.ByteOrder, bo)}
-			case r.Kind == TypeIDLocal:
-				// Needs no target: the loader encodes the ID it gives
-				// the local type.
-				if len(r.accessor) > 1 || r.accessor[0] != 0 {
-					*out = Outcome{Status: Failed, Err: fmt.Errorf("%v: unexpected accessor %v", r.Kind, r.accessor)}
-				} else {
-					*out = Outcome{Status: Resolved, Local: uint64(r.TypeID), Target: uint64(r.TypeID)}
-				}
-			case r.TypeName == "":
-				*out = Outcome{Status: Failed, Err: fmt.Errorf("relocate unnamed or anonymous type %d: %w", r.TypeID, errNotSupported)}
-			default:
-				uids[i][j] = d.add(reloRef{i, j}, r)
+	res := &Result{Objects: objs, targets: targets}
+	// Each distinct relocation (object, local type, access, kind) gets a
+	// number and is computed once per candidate; relocations are grouped
+	// by the essential name of their local type through those numbers.
+	// Those that need no target are decided here, once.
+	d := newDistinct(objs)
+	tab := newOutcomeTable()
+	for u, ref := range d.reps {
+		r := &objs[ref.obj].Relocations[ref.idx]
+		switch {
+		case objs[ref.obj].ByteOrder != bo:
+			d.decided[u] = tab.add(Outcome{Status: Failed, Err: fmt.Errorf("can't relocate %v against %v", objs[ref.obj].ByteOrder, bo)})
+		case r.Kind == TypeIDLocal:
+			// Needs no target: the loader encodes the ID it gives the
+			// local type.
+			if len(r.accessor) > 1 || r.accessor[0] != 0 {
+				d.decided[u] = tab.add(Outcome{Status: Failed, Err: fmt.Errorf("%v: unexpected accessor %v", r.Kind, r.accessor)})
+			} else {
+				d.decided[u] = tab.add(Outcome{Status: Resolved, Local: uint64(r.TypeID), Target: uint64(r.TypeID)})
 			}
+		case r.TypeName == "":
+			d.decided[u] = tab.add(Outcome{Status: Failed, Err: fmt.Errorf("relocate unnamed or anonymous type %d: %w", r.TypeID, errNotSupported)})
+		default:
+			d.name(int32(u), rawbtf.EssentialName(r.TypeName))
 		}
 	}
-	res.numberPrograms()
-	refsByName := d.refs(uids, res.progs)
 	order := make([]int, len(d.names))
 	for n := range order {
 		order[n] = n
@@ -184,7 +203,6 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	allCands := candidates(targets, names)
 	table := make([][]candResult, len(d.reps))
 	for _, n := range order {
-		refs := refsByName[n]
 		cands := allCands[d.names[n]]
 		uniq := d.byName[n]
 		for _, u := range uniq {
@@ -231,9 +249,14 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				res.marks.merge(logs)
 			}
 		}
-		res.score(refs, cands, table)
 	}
-	res.failPrograms()
+	s := &scorer{res: res, d: d, tab: tab, cands: allCands, table: table,
+		seen: make([]int32, len(d.reps)), slot: make([]int32, len(d.reps)), out: make([]int32, len(d.reps))}
+	res.siteOutcome = make([][]int32, len(objs))
+	for i := range objs {
+		s.object(i)
+	}
+	res.outcomes = tab.outcomes
 	return res, nil
 }
 
@@ -282,135 +305,47 @@ func dominated(table [][]candResult, ci int) bool {
 	return false
 }
 
-// numberPrograms fills res.progs. A function's relocations are adjacent,
-// so the map is consulted only where the function changes.
-func (res *Result) numberPrograms() {
-	type fn struct{ section, program string }
-	res.progs = make([][]int32, len(res.Objects))
-	for i, obj := range res.Objects {
-		ids := make(map[fn]int32)
-		res.progs[i] = make([]int32, len(obj.Relocations))
-		for j := range obj.Relocations {
-			r := &obj.Relocations[j]
-			if j > 0 && r.Section == obj.Relocations[j-1].Section && r.Program == obj.Relocations[j-1].Program {
-				res.progs[i][j] = res.progs[i][j-1]
-				continue
-			}
-			f := fn{r.Section, r.Program}
-			id, ok := ids[f]
-			if !ok {
-				id = int32(len(ids))
-				ids[f] = id
-			}
-			res.progs[i][j] = id
-		}
-	}
-}
-
-// failPrograms marks Failed every relocation of a program in which one
-// relocation is Ambiguous or Failed: cilium/ebpf relocates a program in
-// one call, which fails as a whole.
-func (res *Result) failPrograms() {
-	type prog struct{ obj, id int32 }
-	bad := make(map[prog]error)
-	for i := range res.Objects {
-		for j, o := range res.Outcomes[i] {
-			if p := (prog{int32(i), res.progs[i][j]}); (o.Status == Ambiguous || o.Status == Failed) && bad[p] == nil {
-				bad[p] = o.Err
-			}
-		}
-	}
-	if len(bad) == 0 {
-		return
-	}
-	for i, obj := range res.Objects {
-		for j := range res.Outcomes[i] {
-			r, o := &obj.Relocations[j], &res.Outcomes[i][j]
-			if err := bad[prog{int32(i), res.progs[i][j]}]; err != nil && o.Status != Ambiguous && o.Status != Failed {
-				*o = Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", r.Program, err)}
-			}
-		}
-	}
-}
-
-// reloKey is what a relocation's result on a candidate depends on: its
-// object, local type, kind and access. Load gives every relocation of an
-// object with the same access string offset the same parsed accessor, so
-// its address stands for the access without hashing the string.
-type reloKey struct {
-	obj    int
-	typ    rawbtf.TypeID
-	kind   Kind
-	access *int
-}
-
-// distinct numbers the distinct relocations of a Match and groups them by
-// the essential name of their local type.
+// distinct numbers the distinct relocations of all objects of a Match,
+// object after object, and groups them by the essential name of their
+// local type.
 type distinct struct {
-	seen   map[reloKey]int32
-	reps   []reloRef       // a representative of each distinct relocation
-	typ    []rawbtf.TypeID // local type of each distinct relocation
-	nameOf []int32         // index in names of each distinct relocation
-	names  []string
-	index  map[string]int32
-	byName [][]int32 // distinct relocations per name, in order of appearance
-	counts []int     // relocations per name
+	first   []int32   // number of Objects[i].Relocations[0]
+	reps    []reloRef // each distinct relocation
+	decided []int32   // its outcome if decided without targets, else -1
+	nameOf  []int32   // index in names, -1 if decided
+	names   []string
+	index   map[string]int32
+	byName  [][]int32 // distinct relocations per name, in order
 }
 
-func newDistinct() *distinct {
-	return &distinct{seen: make(map[reloKey]int32), index: make(map[string]int32)}
+func newDistinct(objs []*Object) *distinct {
+	d := &distinct{first: make([]int32, len(objs)), index: make(map[string]int32)}
+	for i, obj := range objs {
+		d.first[i] = int32(len(d.reps))
+		for j := range obj.Relocations {
+			d.reps = append(d.reps, reloRef{i, j})
+		}
+	}
+	d.decided = make([]int32, len(d.reps))
+	d.nameOf = make([]int32, len(d.reps))
+	for u := range d.reps {
+		d.decided[u], d.nameOf[u] = -1, -1
+	}
+	return d
 }
 
-// add numbers relocation r, found at ref.
-func (d *distinct) add(ref reloRef, r *Relocation) int32 {
-	k := reloKey{ref.obj, r.TypeID, r.Kind, &r.accessor[0]}
-	u, ok := d.seen[k]
+// name records that relocation u is matched against the candidates of
+// essential name name.
+func (d *distinct) name(u int32, name string) {
+	n, ok := d.index[name]
 	if !ok {
-		u = int32(len(d.reps))
-		d.seen[k] = u
-		d.reps = append(d.reps, ref)
-		d.typ = append(d.typ, r.TypeID)
-		name := rawbtf.EssentialName(r.TypeName)
-		n, ok := d.index[name]
-		if !ok {
-			n = int32(len(d.names))
-			d.index[name] = n
-			d.names = append(d.names, name)
-			d.byName = append(d.byName, nil)
-			d.counts = append(d.counts, 0)
-		}
-		d.nameOf = append(d.nameOf, n)
-		d.byName[n] = append(d.byName[n], u)
+		n = int32(len(d.names))
+		d.index[name] = n
+		d.names = append(d.names, name)
+		d.byName = append(d.byName, nil)
 	}
-	d.counts[d.nameOf[u]]++
-	return u
-}
-
-// numbered is a relocation with its distinct number and its function (see
-// Result.progs): what scoring reads, packed so that it does not reach
-// into the relocations.
-type numbered struct {
-	reloRef
-	uid, prog int32
-	typ       rawbtf.TypeID // local type
-}
-
-// refs lists, per name, every relocation numbered in uids (-1: none), in
-// object and relocation order.
-func (d *distinct) refs(uids, progs [][]int32) [][]numbered {
-	out := make([][]numbered, len(d.names))
-	for n, c := range d.counts {
-		out[n] = make([]numbered, 0, c)
-	}
-	for i := range uids {
-		for j, u := range uids[i] {
-			if u >= 0 {
-				n := d.nameOf[u]
-				out[n] = append(out[n], numbered{reloRef{i, j}, u, progs[i][j], d.typ[u]})
-			}
-		}
-	}
-	return out
+	d.nameOf[u] = n
+	d.byName[n] = append(d.byName[n], u)
 }
 
 // candidates lists, for each of names, the target types whose essential
@@ -430,62 +365,180 @@ func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
 	return out
 }
 
-// score picks, for each group of relocations cilium/ebpf resolves
-// together, the candidate with the fewest misses (coreCalculateFixups).
-// cilium/ebpf groups by local type within one program, after linking the
-// subprograms it calls into it; here a group is one function's
-// relocations, subprograms on their own. table[refs[k].uid][ci] is the
-// result of refs[k] on cands[ci].
-func (res *Result) score(refs []numbered, cands []key, table [][]candResult) {
-	type groupKey struct {
-		obj, prog int32
-		typ       rawbtf.TypeID
+// outcomeTable holds the distinct outcomes of a Match.
+type outcomeTable struct {
+	outcomes []Outcome
+	// fixes numbers the outcome of a distinct relocation decided by a
+	// candidate (its index) or by none (-1).
+	fixes map[[2]int32]int32
+}
+
+func newOutcomeTable() *outcomeTable {
+	return &outcomeTable{fixes: make(map[[2]int32]int32)}
+}
+
+// add appends o and returns its index.
+func (t *outcomeTable) add(o Outcome) int32 {
+	t.outcomes = append(t.outcomes, o)
+	return int32(len(t.outcomes) - 1)
+}
+
+// scorer decides the outcome of every site of a Match from the table of
+// each distinct relocation's result on each candidate.
+type scorer struct {
+	res   *Result
+	d     *distinct
+	tab   *outcomeTable
+	cands map[string][]key
+	table [][]candResult // [relocation][candidate]
+
+	// Per distinct relocation, for the function being scored: the last
+	// function that saw it (1 + a running count), its index in members,
+	// and its outcome.
+	seen, slot, out []int32
+	stamp           int32
+	members         []member
+	order           []int32 // sites of an object, function by function
+}
+
+// member is a distinct relocation of a scoring group and how many sites
+// of the group's function carry it: cilium/ebpf scores sites, not
+// distinct relocations.
+type member struct {
+	uid int32
+	typ btf.TypeID // local type
+	n   int
+}
+
+// object scores the sites of Objects[i], function by function.
+func (s *scorer) object(i int) {
+	obj := s.res.Objects[i]
+	outs := make([]int32, len(obj.Sites))
+	s.res.siteOutcome[i] = outs
+	// Sort the sites by function, keeping their order within one.
+	starts := make([]int32, len(obj.Functions)+1)
+	for _, site := range obj.Sites {
+		starts[site.Function+1]++
 	}
-	// A group's relocations are mostly adjacent in refs: look the group
-	// up only where it changes.
-	index := make(map[groupKey]int)
-	var groups [][]int
-	last, cur := groupKey{obj: -1}, -1
-	for k, ref := range refs {
-		g := groupKey{int32(ref.obj), ref.prog, ref.typ}
-		if g != last {
-			i, ok := index[g]
-			if !ok {
-				i = len(groups)
-				index[g] = i
-				groups = append(groups, nil)
-			}
-			last, cur = g, i
-		}
-		groups[cur] = append(groups[cur], k)
+	for f := range obj.Functions {
+		starts[f+1] += starts[f]
 	}
-	for _, members := range groups {
-		best, bestScore, err := pickBest(members, refs, cands, table)
-		var cand TypeRef
-		if err == nil && best >= 0 {
-			cand = res.typeRef(cands[best])
+	s.order = slices.Grow(s.order[:0], len(obj.Sites))[:len(obj.Sites)]
+	next := slices.Clone(starts[:len(obj.Functions)])
+	for j, site := range obj.Sites {
+		s.order[next[site.Function]] = int32(j)
+		next[site.Function]++
+	}
+	for f := range obj.Functions {
+		s.function(i, &obj.Functions[f], s.order[starts[f]:starts[f+1]], outs)
+	}
+}
+
+// function scores one function's sites of Objects[i], given in order, and
+// writes their outcome indices to outs. It picks, for each group of
+// relocations cilium/ebpf resolves together, the candidate with the
+// fewest misses (coreCalculateFixups). cilium/ebpf groups by local type
+// within one program, after linking the subprograms it calls into it;
+// here a group is one function's relocations, subprograms on their own.
+// If one relocation is Ambiguous or Failed, every other one fails too:
+// cilium/ebpf relocates a program in one call, which fails as a whole.
+func (s *scorer) function(i int, fn *Function, sites []int32, outs []int32) {
+	obj := s.res.Objects[i]
+	s.stamp++
+	s.members = s.members[:0]
+	for _, j := range sites {
+		u := s.d.first[i] + obj.Sites[j].Relocation
+		if s.d.decided[u] >= 0 {
+			continue
 		}
-		for _, k := range members {
-			ref := refs[k]
-			out := &res.Outcomes[ref.obj][ref.idx]
-			switch {
-			case errors.Is(err, ErrAmbiguous):
-				*out = Outcome{Status: Ambiguous, Err: err}
-			case err != nil:
-				*out = Outcome{Status: Failed, Err: err}
-			case best < 0 || bestScore == len(members):
-				f := missing(res.Objects[ref.obj].Relocations[ref.idx].Kind)
-				*out = Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
-			default:
-				f := table[ref.uid][best].fix
-				st := Resolved
-				if f.failed() {
-					st = Missing
-				}
-				*out = Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: cand}
-			}
+		if s.seen[u] == s.stamp {
+			s.members[s.slot[u]].n++
+			continue
+		}
+		s.seen[u], s.slot[u] = s.stamp, int32(len(s.members))
+		s.members = append(s.members, member{u, obj.Relocations[obj.Sites[j].Relocation].TypeID, 1})
+	}
+	// Groups by local type, members in order of first site.
+	slices.SortStableFunc(s.members, func(a, b member) int { return cmp.Compare(a.typ, b.typ) })
+	for g := 0; g < len(s.members); {
+		end := g + 1
+		for end < len(s.members) && s.members[end].typ == s.members[g].typ {
+			end++
+		}
+		s.group(s.members[g:end])
+		g = end
+	}
+
+	var failed error
+	for _, j := range sites {
+		u := s.d.first[i] + obj.Sites[j].Relocation
+		o := s.d.decided[u]
+		if o < 0 {
+			o = s.out[u]
+		}
+		outs[j] = o
+		if st := s.tab.outcomes[o].Status; failed == nil && (st == Ambiguous || st == Failed) {
+			failed = s.tab.outcomes[o].Err
 		}
 	}
+	if failed == nil {
+		return
+	}
+	fail := s.tab.add(Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", fn.Name, failed)})
+	for _, j := range sites {
+		if st := s.tab.outcomes[outs[j]].Status; st != Ambiguous && st != Failed {
+			outs[j] = fail
+		}
+	}
+}
+
+// group decides the outcome of the members of one group, into s.out.
+func (s *scorer) group(members []member) {
+	cands := s.cands[s.d.names[s.d.nameOf[members[0].uid]]]
+	total := 0
+	for _, m := range members {
+		total += m.n
+	}
+	best, bestScore, err := pickBest(members, total, len(cands), s.table)
+	if err != nil {
+		st := Failed
+		if errors.Is(err, ErrAmbiguous) {
+			st = Ambiguous
+		}
+		o := s.tab.add(Outcome{Status: st, Err: err})
+		for _, m := range members {
+			s.out[m.uid] = o
+		}
+		return
+	}
+	if bestScore == total {
+		best = -1 // every relocation misses: no candidate
+	}
+	for _, m := range members {
+		k := [2]int32{m.uid, int32(best)}
+		o, ok := s.tab.fixes[k]
+		if !ok {
+			o = s.tab.add(s.outcome(m.uid, cands, best))
+			s.tab.fixes[k] = o
+		}
+		s.out[m.uid] = o
+	}
+}
+
+// outcome is the outcome of distinct relocation u when candidate best
+// (-1: none) wins its group.
+func (s *scorer) outcome(u int32, cands []key, best int) Outcome {
+	if best < 0 {
+		ref := s.d.reps[u]
+		f := missing(s.res.Objects[ref.obj].Relocations[ref.idx].Kind)
+		return Outcome{Status: Missing, Local: f.local, Target: f.target, Poisoned: f.poison}
+	}
+	f := s.table[u][best].fix
+	st := Resolved
+	if f.failed() {
+		st = Missing
+	}
+	return Outcome{Status: st, Local: f.local, Target: f.target, Poisoned: f.poison, Candidate: s.res.typeRef(cands[best])}
 }
 
 // typeRef describes target type c.
@@ -494,19 +547,20 @@ func (res *Result) typeRef(c key) TypeRef {
 	return TypeRef{Target: c.spec, ID: btf.TypeID(c.id), Kind: t.Kind.String(), Name: t.Name}
 }
 
-// pickBest returns the index of the winning candidate for one group and
-// its score, -1 if none fits any relocation.
-func pickBest(members []int, refs []numbered, cands []key, table [][]candResult) (int, int, error) {
-	best, bestScore := -1, len(members)
-	for ci := range cands {
+// pickBest returns the index of the winning candidate of ncands for one
+// group and its score (misses, counted by site, of total), -1 if none
+// fits any relocation.
+func pickBest(members []member, total, ncands int, table [][]candResult) (int, int, error) {
+	best, bestScore := -1, total
+	for ci := range ncands {
 		score := 0
-		for _, k := range members {
-			cr := table[refs[k].uid][ci]
+		for _, m := range members {
+			cr := table[m.uid][ci]
 			if cr.err != nil {
 				return -1, 0, cr.err
 			}
 			if cr.fix.failed() {
-				score++
+				score += m.n
 			}
 		}
 		switch {
@@ -514,8 +568,8 @@ func pickBest(members []int, refs []numbered, cands []key, table [][]candResult)
 		case score < bestScore:
 			best, bestScore = ci, score
 		case best >= 0:
-			for _, k := range members {
-				a, b := table[refs[k].uid][best].fix, table[refs[k].uid][ci].fix
+			for _, m := range members {
+				a, b := table[m.uid][best].fix, table[m.uid][ci].fix
 				if a.local != b.local || a.target != b.target {
 					return -1, 0, fmt.Errorf("%v: multiple types match: %w", a.kind, ErrAmbiguous)
 				}

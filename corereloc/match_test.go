@@ -89,25 +89,26 @@ func compareWithCilium(t *testing.T, objPaths []string, raw *rawbtf.Spec, full *
 		t.Fatal(err)
 	}
 	compared := 0
-	kernelIDs := make(map[*Relocation]bool)
+	kernelIDs := make(map[SiteRef]bool)
 	for _, r := range res.KernelTypeIDs() {
 		kernelIDs[r] = true
 	}
 	for i, obj := range objs {
 		want := ciliumFixups(t, objPaths[i], full)
-		for j := range obj.Relocations {
-			r := &obj.Relocations[j]
-			w, ok := want[fmt.Sprintf("%s+%d", r.Section, r.InsnOff)]
+		for j, s := range obj.Sites {
+			r := &obj.Relocations[s.Relocation]
+			w, ok := want[fmt.Sprintf("%s+%d", obj.Functions[s.Function].Section, s.InsnOff)]
 			if !ok {
 				continue // a subprogram's, resolved differently per caller
 			}
 			compared++
-			if got := render(r, res.Outcomes[i][j]); got != w {
-				t.Errorf("%v: got %s, cilium/ebpf %s (%v)", r, got, w, res.Outcomes[i][j].Err)
+			if got := render(r, res.Outcome(i, j)); got != w {
+				t.Errorf("%v: got %s, cilium/ebpf %s (%v)", obj.SiteString(j), got, w, res.Outcome(i, j).Err)
 			}
 			// cilium/ebpf writes a kernel type ID into the instruction.
-			if isID := strings.HasPrefix(w, TypeIDTarget.String()+"=") && !strings.HasSuffix(w, "=poison"); isID != kernelIDs[r] {
-				t.Errorf("%v: listed by KernelTypeIDs: %v, cilium/ebpf fixup %s", r, kernelIDs[r], w)
+			ref := SiteRef{i, j}
+			if isID := strings.HasPrefix(w, TypeIDTarget.String()+"=") && !strings.HasSuffix(w, "=poison"); isID != kernelIDs[ref] {
+				t.Errorf("%v: listed by KernelTypeIDs: %v, cilium/ebpf fixup %s", obj.SiteString(j), kernelIDs[ref], w)
 			}
 		}
 	}

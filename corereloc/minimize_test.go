@@ -45,10 +45,9 @@ func TestMinimizeKeepsCounts(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			res := matchObjects(t, []string{obj}, raw)
-			objs := res.Objects
-			for j, o := range res.Outcomes[0] {
+			for ref, o := range res.Sites() {
 				if o.Status != Resolved || o.Target != 1 {
-					t.Fatalf("%v: %v %d, want a match", &objs[0].Relocations[j], o.Status, o.Target)
+					t.Fatalf("%v: %v %d, want a match", res.Objects[0].SiteString(ref.Site), o.Status, o.Target)
 				}
 			}
 			verify := func() []Mismatch {
@@ -81,7 +80,7 @@ func TestMinimizeKeepsFlexArrayNotLast(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			raw, full := kernelSpecs(t, k)
 			res := matchObjects(t, []string{obj}, raw)
-			if o := res.Outcomes[0][0]; o.Status != Failed {
+			if o := res.Outcome(0, 0); o.Status != Failed {
 				t.Fatalf("outcome %v, want failed", o.Status)
 			}
 			// Where the array is in the full sk_buff.

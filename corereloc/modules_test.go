@@ -90,11 +90,9 @@ func TestOracleModules(t *testing.T) {
 				t.Fatal(err)
 			}
 			resolvedInModule := 0
-			for i := range res.Outcomes {
-				for _, o := range res.Outcomes[i] {
-					if o.Status == Resolved && o.Candidate.Target == 1 {
-						resolvedInModule++
-					}
+			for _, o := range res.Sites() {
+				if o.Status == Resolved && o.Candidate.Target == 1 {
+					resolvedInModule++
 				}
 			}
 			if resolvedInModule == 0 {

@@ -63,7 +63,7 @@ func noKernels(args *Args, arches []string, removed filterCount, skipped int) er
 func objectWarnings(o *objects) []string {
 	var w []string
 	for _, obj := range o.relos {
-		if len(obj.Relocations) == 0 {
+		if len(obj.Sites) == 0 {
 			w = append(w, fmt.Sprintf("%s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF", obj.Path))
 		}
 	}

@@ -70,14 +70,14 @@ func (cr *cachedResult) fill(o *objects, set *relocationSet, kr *kernelResult) b
 	cr.Verified, cr.TypeIDs, cr.Refused = map[string]bool{}, map[string]uint64{}, map[string][]string{}
 	for i, obj := range o.relos {
 		failed := map[string]bool{}
-		for j := range obj.Relocations {
-			if st := kr.outcomes[i][j].Status; st == corereloc.Failed || st == corereloc.Ambiguous {
+		for j := range obj.Sites {
+			if st := kr.match.Outcome(i, j).Status; st == corereloc.Failed || st == corereloc.Ambiguous {
 				failed[set.function[i][j]] = true
 			}
 		}
 		functions := map[string][]cachedOutcome{}
-		for j := range obj.Relocations {
-			c := newCachedOutcome(&obj.Relocations[j], kr.outcomes[i][j])
+		for j, s := range obj.Sites {
+			c := newCachedOutcome(&obj.Relocations[s.Relocation], kr.match.Outcome(i, j))
 			if fn := set.function[i][j]; failed[fn] {
 				functions[fn] = append(functions[fn], c)
 				continue
@@ -135,7 +135,7 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	rows := make([]objectRows, len(o.names))
 	for i, obj := range o.relos {
 		at := map[string]int{} // next outcome of a failed function
-		for j, r := range obj.Relocations {
+		for j := range obj.Sites {
 			c, ok := cr.Outcomes[set.outcome[i][j]]
 			if outs, failed := cr.Functions[set.function[i][j]]; failed {
 				n := at[set.function[i][j]]
@@ -146,9 +146,9 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 				}
 			}
 			if !ok {
-				return nil, fmt.Errorf("no cached outcome for %s", &r)
+				return nil, fmt.Errorf("no cached outcome for %s", obj.SiteString(j))
 			}
-			rows[i].add(o.names[i], &r, c)
+			rows[i].add(o.names[i], obj, j, c)
 		}
 	}
 

@@ -56,10 +56,11 @@ type kernelResult struct {
 	report KernelReport
 	rows   []objectRows // the report's rows, object by object
 
-	// For the cache, from processing, per object: Match's outcomes, the
-	// kernel type IDs of target_type_id relocations by program and
-	// instruction, and the programs btf.CORERelocate refused.
-	outcomes    [][]corereloc.Outcome
+	// For the cache, from processing: Match's result (its outcomes), and
+	// per object the kernel type IDs of target_type_id relocations by
+	// program and instruction, and the programs btf.CORERelocate refused.
+	// processCached drops them: Match's result holds the full BTF.
+	match       *corereloc.Result
 	typeIDs     []map[string]map[int]uint64
 	unrelocated []map[string]bool
 }
@@ -68,18 +69,20 @@ type kernelResult struct {
 // cache holds is not processed, and a new result is stored once it is
 // verified. kc may be nil.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
-	if kc == nil {
-		return o.process(k)
-	}
-	if kr, ok := kc.cached(k); ok {
-		return kr, nil
+	if kc != nil {
+		if kr, ok := kc.cached(k); ok {
+			return kr, nil
+		}
 	}
 	kr, err := o.process(k)
-	if err == nil {
-		kc.store(o, k, kr)
-		kr.outcomes, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	if err != nil {
+		return nil, err
 	}
-	return kr, err
+	if kc != nil {
+		kc.store(o, k, kr)
+	}
+	kr.match, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	return kr, nil
 }
 
 // process minimizes, distills and verifies one kernel.
@@ -118,9 +121,9 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 
 	rows := o.rows(res)
 	kr := &kernelResult{
-		entry:    encode.Entry{Key: k.Key, VMLinux: minVmlinux},
-		rows:     rows,
-		outcomes: res.Outcomes,
+		entry: encode.Entry{Key: k.Key, VMLinux: minVmlinux},
+		rows:  rows,
+		match: res,
 	}
 	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever

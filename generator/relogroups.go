@@ -9,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/cache"
 )
 
@@ -27,7 +28,8 @@ import (
 type relocationSet struct {
 	digest []byte
 	// outcome[i][j] names, in a cached result, the outcome of the
-	// relocation o.relos[i].Relocations[j]: its Match group, access, kind.
+	// relocation at site o.relos[i].Sites[j]: its Match group, access,
+	// kind.
 	// function[i][j] names its function by every relocation's outcome
 	// name in order: Match fails a whole function when one of its groups
 	// fails, so such a function's outcomes are cached under this name.
@@ -76,12 +78,20 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 			section, program string
 			typ              btf.TypeID
 		}
+		member := make([]string, len(obj.Relocations)) // access and kind
+		for k, r := range obj.Relocations {
+			member[k] = r.Access + "\x00" + r.Kind.String()
+		}
+		group := func(s corereloc.Site) fn {
+			f := obj.Functions[s.Function]
+			return fn{f.Section, f.Name, obj.Relocations[s.Relocation].TypeID}
+		}
 		members := map[fn][]string{}
 		unnamed := map[fn]bool{}
-		for _, r := range obj.Relocations {
-			g := fn{r.Section, r.Program, r.TypeID}
-			members[g] = append(members[g], r.Access+"\x00"+r.Kind.String())
-			unnamed[g] = r.TypeName == ""
+		for _, s := range obj.Sites {
+			g := group(s)
+			members[g] = append(members[g], member[s.Relocation])
+			unnamed[g] = obj.Relocations[s.Relocation].TypeName == ""
 		}
 		digests := map[fn]string{}
 		for g, m := range members {
@@ -97,20 +107,19 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 			digests[g] = d
 			all[d] = true
 		}
-		s.outcome[i] = make([]string, len(obj.Relocations))
-		byFunction := map[[2]string][]string{}
-		for j, r := range obj.Relocations {
-			s.outcome[i][j] = digests[fn{r.Section, r.Program, r.TypeID}] + "\x00" + r.Access + "\x00" + r.Kind.String()
-			f := [2]string{r.Section, r.Program}
-			byFunction[f] = append(byFunction[f], s.outcome[i][j])
+		s.outcome[i] = make([]string, len(obj.Sites))
+		byFunction := make([][]string, len(obj.Functions))
+		for j, site := range obj.Sites {
+			s.outcome[i][j] = digests[group(site)] + "\x00" + member[site.Relocation]
+			byFunction[site.Function] = append(byFunction[site.Function], s.outcome[i][j])
 		}
-		functions := map[[2]string]string{}
+		functions := make([]string, len(obj.Functions))
 		for f, outs := range byFunction {
-			functions[f] = groupDigest("function", f[0], f[1], outs, false)
+			functions[f] = groupDigest("function", obj.Functions[f].Section, obj.Functions[f].Name, outs, false)
 		}
-		s.function[i] = make([]string, len(obj.Relocations))
-		for j, r := range obj.Relocations {
-			s.function[i][j] = functions[[2]string{r.Section, r.Program}]
+		s.function[i] = make([]string, len(obj.Sites))
+		for j, site := range obj.Sites {
+			s.function[i][j] = functions[site.Function]
 		}
 
 		// cilium/ebpf's groups: program and local type.

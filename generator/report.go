@@ -109,19 +109,20 @@ type objectRows struct {
 func (o *objects) rows(res *corereloc.Result) []objectRows {
 	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
-		for j := range obj.Relocations {
-			r := &obj.Relocations[j]
-			rows[i].add(o.names[i], r, newCachedOutcome(r, res.Outcomes[i][j]))
+		for j, s := range obj.Sites {
+			rows[i].add(o.names[i], obj, j, newCachedOutcome(&obj.Relocations[s.Relocation], res.Outcome(i, j)))
 		}
 	}
 	return rows
 }
 
-// add appends the rows, if any, of relocation r of object, whose outcome
-// is c: process and fromCache share it.
-func (rows *objectRows) add(object string, r *corereloc.Relocation, c cachedOutcome) {
+// add appends the rows, if any, of site j of obj, named object, whose
+// outcome is c: process and fromCache share it.
+func (rows *objectRows) add(object string, obj *corereloc.Object, j int, c cachedOutcome) {
+	s := obj.Sites[j]
+	r := &obj.Relocations[s.Relocation]
 	rel := RelocationReport{
-		Object: object, Section: r.Section, InsnOff: r.InsnOff,
+		Object: object, Section: obj.Functions[s.Function].Section, InsnOff: s.InsnOff,
 		Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 	}
 	if c.Unresolved {

@@ -59,7 +59,7 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("min: %w", err)
 	}
 	for _, o := range objs {
-		if len(o.Relocations) == 0 {
+		if len(o.Sites) == 0 {
 			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path)
 		}
 	}
@@ -87,11 +87,9 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("min: %s: %w", kernelPath, err)
 	}
-	for i, obj := range res.Objects {
-		for j, o := range res.Outcomes[i] {
-			if o.Status == corereloc.Ambiguous || o.Status == corereloc.Failed {
-				fmt.Fprintf(stderr, "btfembed min: %s: %v: %v\n", kernelPath, &obj.Relocations[j], o.Err)
-			}
+	for ref, o := range res.Sites() {
+		if o.Status == corereloc.Ambiguous || o.Status == corereloc.Failed {
+			fmt.Fprintf(stderr, "btfembed min: %s: %s: %v\n", kernelPath, res.Objects[ref.Object].SiteString(ref.Site), o.Err)
 		}
 	}
 	vmlinux, modules, err := corereloc.Minimize(res)
