@@ -3,6 +3,7 @@ package corereloc
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -198,6 +199,21 @@ type found struct {
 	last   bool
 }
 
+// memberStep is a composite findMember searches: the root, or one held
+// by an anonymous member of an earlier step.
+type memberStep struct {
+	comp   node
+	offset uint32 // bit offset of comp in the root
+	from   int    // index of the step holding the anonymous member, -1 at the root
+	member int    // index of that member in from's composite
+}
+
+// visit is a composite findMember searched, at its offset in the root.
+type visit struct {
+	k      key
+	offset uint32
+}
+
 // findMember searches composite typ for a member called name, descending
 // breadth first into anonymous structs and unions (btf's coreFindMember).
 // On success it logs the found member and the anonymous members leading
@@ -206,22 +222,16 @@ func (w *walker) findMember(typ node, name string) (found, error) {
 	if name == "" {
 		return found{}, errors.New("can't search for anonymous member")
 	}
-	type step struct {
-		comp   node
-		offset uint32
-		from   int // index of the step holding the anonymous member, -1 at the root
-		member int // index of that member in from's composite
-	}
-	type seen struct {
-		k      key
-		offset uint32
-	}
 	mark := len(w.log)
-	steps := []step{{typ, 0, -1, -1}}
-	visited := make(map[seen]bool)
+	// The search's scratch is the walker's: it runs for every field
+	// relocation on every candidate.
+	steps := append(w.steps[:0], memberStep{typ, 0, -1, -1})
+	visited := w.visited[:0]
+	defer func() { w.steps, w.visited = steps, visited }()
 	for i := 0; i < len(steps); i++ {
 		st := steps[i]
-		if visited[seen{w.key(st.comp), st.offset}] {
+		v := visit{w.key(st.comp), st.offset}
+		if slices.Contains(visited, v) {
 			continue
 		}
 		if len(visited) >= maxResolveDepth {
@@ -231,7 +241,7 @@ func (w *walker) findMember(typ node, name string) (found, error) {
 			}
 			return found{}, errors.New("type is nested too deep")
 		}
-		visited[seen{w.key(st.comp), st.offset}] = true
+		visited = append(visited, v)
 
 		for j := range st.comp.Vlen {
 			m := w.member(st.comp, j)
@@ -266,7 +276,7 @@ func (w *walker) findMember(typ node, name string) (found, error) {
 				w.touchMember(st.comp, j)
 				return found{}, fmt.Errorf("anonymous non-composite type %v not allowed", mt.Kind)
 			}
-			steps = append(steps, step{comp, st.offset + m.BitOffset, i, j})
+			steps = append(steps, memberStep{comp, st.offset + m.BitOffset, i, j})
 		}
 	}
 	return found{}, fmt.Errorf("no matching member %q: %w", name, errImpossible)

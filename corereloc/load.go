@@ -58,7 +58,9 @@ type Object struct {
 	Path      string
 	ByteOrder binary.ByteOrder
 	// Sites are the relocated instructions, section by section as in
-	// .BTF.ext, by instruction offset within a section.
+	// .BTF.ext, by instruction offset within a section: the sites of a
+	// function are adjacent (if .BTF.ext lists a section twice, its
+	// records are merged where it first appears).
 	Sites []Site
 	// Relocations are the distinct relocations, in order of first site.
 	Relocations []Relocation
@@ -308,6 +310,8 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 	o.Sites = make([]Site, 0, total)
 	x := extParser{obj: o, relos: make(map[reloKey]int32), accessors: make(map[uint32][]int), funcs: make(map[Function]int32)}
 	var order []int32
+	seen := make(map[string]bool)
+	regroup := false
 	for p := 4; p < len(sub); {
 		secName, err := o.btf.String(bo.Uint32(sub[p:]))
 		if err != nil {
@@ -316,6 +320,8 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 		if secName == "" {
 			return fmt.Errorf("offset %d: empty section name", pos(p))
 		}
+		regroup = regroup || seen[secName]
+		seen[secName] = true
 		n := int(bo.Uint32(sub[p+4:]))
 		p += 8
 		// clang does not write them in instruction order: sort the
@@ -336,6 +342,12 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 			}
 		}
 		p += n * coreReloSize
+	}
+	if regroup {
+		// Functions are numbered in order of first site.
+		slices.SortStableFunc(o.Sites, func(a, b Site) int {
+			return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.InsnOff, b.InsnOff))
+		})
 	}
 	return nil
 }

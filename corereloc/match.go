@@ -168,7 +168,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 	// by the essential name of their local type through those numbers.
 	// Those that need no target are decided here, once.
 	d := newDistinct(objs)
-	tab := newOutcomeTable()
+	tab := newOutcomeTable(len(d.reps))
 	for u, ref := range d.reps {
 		r := &objs[ref.obj].Relocations[ref.idx]
 		switch {
@@ -208,7 +208,11 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 		for _, u := range uniq {
 			table[u] = make([]candResult, len(cands))
 		}
-		fitLogs := make([][]touch, len(cands)) // per fitting candidate: what it read
+		// What a fitting candidate read is merged once it is known not to
+		// be dominated; a lone candidate never is, so what it reads is
+		// merged at once instead of being held.
+		lone := len(cands) == 1
+		fitLogs := make([][]touch, len(cands))
 		for ci, c := range cands {
 			var keep bool
 			var logs []touch
@@ -226,7 +230,11 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 				switch {
 				case err != nil || !f.failed():
 					keep = true
-					logs = append(logs, w.log...)
+					if lone {
+						res.marks.merge(w.log)
+					} else {
+						logs = append(logs, w.log...)
+					}
 				case r.Kind == TypeExists || r.Kind == TypeSize || r.Kind == TypeIDTarget || r.Kind == TypeMatches:
 					// A kept pointer whose target is dropped points to
 					// void, which could turn a type mismatch behind it
@@ -373,8 +381,10 @@ type outcomeTable struct {
 	fixes map[[2]int32]int32
 }
 
-func newOutcomeTable() *outcomeTable {
-	return &outcomeTable{fixes: make(map[[2]int32]int32)}
+// newOutcomeTable makes a table for n distinct relocations, which mostly
+// have one outcome each.
+func newOutcomeTable(n int) *outcomeTable {
+	return &outcomeTable{outcomes: make([]Outcome, 0, n), fixes: make(map[[2]int32]int32, n)}
 }
 
 // add appends o and returns its index.
@@ -398,7 +408,6 @@ type scorer struct {
 	seen, slot, out []int32
 	stamp           int32
 	members         []member
-	order           []int32 // sites of an object, function by function
 }
 
 // member is a distinct relocation of a scoring group and how many sites
@@ -410,31 +419,23 @@ type member struct {
 	n   int
 }
 
-// object scores the sites of Objects[i], function by function.
+// object scores the sites of Objects[i], function by function: Load
+// makes the sites of a function adjacent.
 func (s *scorer) object(i int) {
 	obj := s.res.Objects[i]
 	outs := make([]int32, len(obj.Sites))
 	s.res.siteOutcome[i] = outs
-	// Sort the sites by function, keeping their order within one.
-	starts := make([]int32, len(obj.Functions)+1)
-	for _, site := range obj.Sites {
-		starts[site.Function+1]++
-	}
-	for f := range obj.Functions {
-		starts[f+1] += starts[f]
-	}
-	s.order = slices.Grow(s.order[:0], len(obj.Sites))[:len(obj.Sites)]
-	next := slices.Clone(starts[:len(obj.Functions)])
-	for j, site := range obj.Sites {
-		s.order[next[site.Function]] = int32(j)
-		next[site.Function]++
-	}
-	for f := range obj.Functions {
-		s.function(i, &obj.Functions[f], s.order[starts[f]:starts[f+1]], outs)
+	for start := 0; start < len(obj.Sites); {
+		end := start + 1
+		for end < len(obj.Sites) && obj.Sites[end].Function == obj.Sites[start].Function {
+			end++
+		}
+		s.function(i, obj.Sites[start:end], outs[start:end])
+		start = end
 	}
 }
 
-// function scores one function's sites of Objects[i], given in order, and
+// function scores sites, the sites of one function of Objects[i], and
 // writes their outcome indices to outs. It picks, for each group of
 // relocations cilium/ebpf resolves together, the candidate with the
 // fewest misses (coreCalculateFixups). cilium/ebpf groups by local type
@@ -442,12 +443,12 @@ func (s *scorer) object(i int) {
 // here a group is one function's relocations, subprograms on their own.
 // If one relocation is Ambiguous or Failed, every other one fails too:
 // cilium/ebpf relocates a program in one call, which fails as a whole.
-func (s *scorer) function(i int, fn *Function, sites []int32, outs []int32) {
+func (s *scorer) function(i int, sites []Site, outs []int32) {
 	obj := s.res.Objects[i]
 	s.stamp++
 	s.members = s.members[:0]
-	for _, j := range sites {
-		u := s.d.first[i] + obj.Sites[j].Relocation
+	for _, site := range sites {
+		u := s.d.first[i] + site.Relocation
 		if s.d.decided[u] >= 0 {
 			continue
 		}
@@ -456,7 +457,7 @@ func (s *scorer) function(i int, fn *Function, sites []int32, outs []int32) {
 			continue
 		}
 		s.seen[u], s.slot[u] = s.stamp, int32(len(s.members))
-		s.members = append(s.members, member{u, obj.Relocations[obj.Sites[j].Relocation].TypeID, 1})
+		s.members = append(s.members, member{u, obj.Relocations[site.Relocation].TypeID, 1})
 	}
 	// Groups by local type, members in order of first site.
 	slices.SortStableFunc(s.members, func(a, b member) int { return cmp.Compare(a.typ, b.typ) })
@@ -470,13 +471,13 @@ func (s *scorer) function(i int, fn *Function, sites []int32, outs []int32) {
 	}
 
 	var failed error
-	for _, j := range sites {
-		u := s.d.first[i] + obj.Sites[j].Relocation
+	for k, site := range sites {
+		u := s.d.first[i] + site.Relocation
 		o := s.d.decided[u]
 		if o < 0 {
 			o = s.out[u]
 		}
-		outs[j] = o
+		outs[k] = o
 		if st := s.tab.outcomes[o].Status; failed == nil && (st == Ambiguous || st == Failed) {
 			failed = s.tab.outcomes[o].Err
 		}
@@ -484,10 +485,11 @@ func (s *scorer) function(i int, fn *Function, sites []int32, outs []int32) {
 	if failed == nil {
 		return
 	}
+	fn := obj.Functions[sites[0].Function]
 	fail := s.tab.add(Outcome{Status: Failed, Err: fmt.Errorf("program %s not relocated: %w", fn.Name, failed)})
-	for _, j := range sites {
-		if st := s.tab.outcomes[outs[j]].Status; st != Ambiguous && st != Failed {
-			outs[j] = fail
+	for k := range sites {
+		if st := s.tab.outcomes[outs[k]].Status; st != Ambiguous && st != Failed {
+			outs[k] = fail
 		}
 	}
 }

@@ -61,6 +61,10 @@ type walker struct {
 	local   *rawbtf.Spec
 	targets []*rawbtf.Spec
 	log     []touch
+
+	// findMember's scratch.
+	steps   []memberStep
+	visited []visit
 }
 
 var errCycle = errors.New("type chain too long or cyclic")
