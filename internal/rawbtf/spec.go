@@ -116,45 +116,37 @@ func (s *Spec) recordLayout(k Kind) (layout, bool) {
 }
 
 // indexTypes is the one linear pass: it records each record's offset and
-// checks names and references.
+// checks names and references. A framing pass counts the records first,
+// so that the offsets are allocated once, at their size: growing them
+// left as much garbage as they hold, for every kernel read.
 func (s *Spec) indexTypes() error {
 	if len(s.types)%4 != 0 {
 		return fmt.Errorf("type section length %d is not a multiple of 4", len(s.types))
 	}
-	// Most vmlinux records are around 30 bytes; guess to avoid regrowth.
-	s.offsets = make([]uint32, 0, len(s.types)/28+16)
-	// First pass: framing, to learn how many types there are, and the
-	// largest name offset and type reference, so that the second pass is
-	// needed only to name what is out of range.
+	n := 0
+	for off := 0; off < len(s.types); n++ {
+		_, _, size, err := s.frame(off, uint64(s.firstID)+uint64(n))
+		if err != nil {
+			return err
+		}
+		off += size
+	}
+	s.offsets = make([]uint32, 0, n)
+	// Second pass: the largest name offset and type reference, so that a
+	// third pass is needed only to name what is out of range.
 	var maxName, maxRef uint32
 	for off := 0; off < len(s.types); {
-		id := uint64(s.firstID) + uint64(len(s.offsets))
-		if id > maxTypeID {
-			return fmt.Errorf("more than %d types", maxTypeID)
-		}
-		if len(s.types)-off < 12 {
-			return fmt.Errorf("type %d at offset %d: truncated record", id, off)
-		}
-		info := s.u32(s.types[off+4:])
-		k, vlen := infoKind(info), infoVlen(info)
-		l, ok := s.recordLayout(k)
-		if !ok {
-			return fmt.Errorf("type %d at offset %d: unknown kind %d and no layout for it", id, off, k)
-		}
-		size := TypeLen + int(l.info) + int(l.elem)*vlen
-		if size > len(s.types)-off {
-			return fmt.Errorf("type %d (%v) at offset %d: record of %d bytes overruns the type section", id, k, off, size)
-		}
+		k, vlen, size, _ := s.frame(off, 0)
 		s.offsets = append(s.offsets, uint32(off))
-		n, r := s.maxOffsets(k, vlen, s.types[off:off+size])
-		maxName, maxRef = max(maxName, n), max(maxRef, r)
+		name, ref := s.maxOffsets(k, vlen, s.types[off:off+size])
+		maxName, maxRef = max(maxName, name), max(maxRef, ref)
 		off += size
 	}
 	next := s.NextID()
 	if s.validString(maxName) && TypeID(maxRef) < next {
 		return nil
 	}
-	// Second pass: find the name offset or reference out of range.
+	// Third pass: find the name offset or reference out of range.
 	for i, off := range s.offsets {
 		id := s.firstID + TypeID(i)
 		if err := s.checkRecord(off, next); err != nil {
@@ -162,6 +154,28 @@ func (s *Spec) indexTypes() error {
 		}
 	}
 	return nil
+}
+
+// frame returns the kind, vlen and length of the record at off, type id,
+// checking that it fits the type section.
+func (s *Spec) frame(off int, id uint64) (Kind, int, int, error) {
+	if id > maxTypeID {
+		return 0, 0, 0, fmt.Errorf("more than %d types", maxTypeID)
+	}
+	if len(s.types)-off < 12 {
+		return 0, 0, 0, fmt.Errorf("type %d at offset %d: truncated record", id, off)
+	}
+	info := s.u32(s.types[off+4:])
+	k, vlen := infoKind(info), infoVlen(info)
+	l, ok := s.recordLayout(k)
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("type %d at offset %d: unknown kind %d and no layout for it", id, off, k)
+	}
+	size := TypeLen + int(l.info) + int(l.elem)*vlen
+	if size > len(s.types)-off {
+		return 0, 0, 0, fmt.Errorf("type %d (%v) at offset %d: record of %d bytes overruns the type section", id, k, off, size)
+	}
+	return k, vlen, size, nil
 }
 
 // maxOffsets returns the largest name offset and the largest type
