@@ -1,6 +1,7 @@
 package corereloc
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"debug/elf"
@@ -278,55 +279,81 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 	if end > secLen {
 		return fmt.Errorf("offset 24: core_relo [%d, %d) beyond the section's %d bytes", start, end, secLen)
 	}
-	// The subsection is garbage once parsed: only the compact Sites and
-	// the distinct relocations are kept.
-	sub := make([]byte, size)
-	if _, err := r.ReadAt(sub, int64(start)); err != nil {
-		return fmt.Errorf("offset %d: core_relo: %w", start, err)
-	}
-	pos := func(p int) uint64 { return start + uint64(p) }
-
-	if len(sub) < 4 {
-		return fmt.Errorf("offset %d: core_relo record size: %w", pos(0), io.ErrUnexpectedEOF)
-	}
-	if rs := bo.Uint32(sub); rs != coreReloSize {
-		return fmt.Errorf("offset %d: core_relo record size %d, want %d", pos(0), rs, coreReloSize)
-	}
-	// Count first: big objects have tens of thousands of records, and
-	// growing the slice would allocate several times their size.
-	total := uint64(0)
-	for p := 4; p < len(sub); {
-		if len(sub)-p < 8 {
-			return fmt.Errorf("offset %d: core_relo section header: %w", pos(p), io.ErrUnexpectedEOF)
+	// The subsection is read twice through a small buffer, to count the
+	// records and then to parse them a section at a time: big objects
+	// have tens of thousands of records, and neither reading it whole
+	// nor growing the sites should leave garbage several times the size
+	// of the sites kept.
+	sr := io.NewSectionReader(r, int64(start), int64(size))
+	br := bufio.NewReaderSize(sr, 16<<10)
+	p := uint64(0) // position in the subsection
+	read := func(b []byte, what string) error {
+		if _, err := io.ReadFull(br, b); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("offset %d: %s: %w", start+p, what, err)
 		}
-		n := uint64(bo.Uint32(sub[p+4:]))
+		return nil
+	}
+	var hdr [8]byte
+	if err := read(hdr[:4], "core_relo record size"); err != nil {
+		return err
+	}
+	if rs := bo.Uint32(hdr[:]); rs != coreReloSize {
+		return fmt.Errorf("offset %d: core_relo record size %d, want %d", start, rs, coreReloSize)
+	}
+	total := uint64(0)
+	for p = 4; p < uint64(size); {
+		if uint64(size)-p < 8 {
+			return fmt.Errorf("offset %d: core_relo section header: %w", start+p, io.ErrUnexpectedEOF)
+		}
+		if err := read(hdr[:], "core_relo section header"); err != nil {
+			return err
+		}
+		n := uint64(bo.Uint32(hdr[4:]))
 		p += 8
-		if n*coreReloSize > uint64(len(sub)-p) {
-			return fmt.Errorf("offset %d: %d records: %w", pos(p), n, io.ErrUnexpectedEOF)
+		if n*coreReloSize > uint64(size)-p {
+			return fmt.Errorf("offset %d: %d records: %w", start+p, n, io.ErrUnexpectedEOF)
+		}
+		if _, err := br.Discard(int(n * coreReloSize)); err != nil {
+			return fmt.Errorf("offset %d: %d records: %w", start+p, n, err)
 		}
 		total += n
-		p += int(n * coreReloSize)
+		p += n * coreReloSize
 	}
+
 	o.Sites = make([]Site, 0, total)
 	x := extParser{obj: o, relos: make(map[reloKey]int32), accessors: make(map[uint32][]int), funcs: make(map[Function]int32)}
+	if _, err := sr.Seek(4, io.SeekStart); err != nil {
+		return fmt.Errorf("offset %d: core_relo: %w", start, err)
+	}
+	br.Reset(sr)
+	var recs []byte
 	var order []int32
 	seen := make(map[string]bool)
 	regroup := false
-	for p := 4; p < len(sub); {
-		secName, err := o.btf.String(bo.Uint32(sub[p:]))
+	for p = 4; p < uint64(size); {
+		if err := read(hdr[:], "core_relo section header"); err != nil {
+			return err
+		}
+		secName, err := o.btf.String(bo.Uint32(hdr[:]))
 		if err != nil {
-			return fmt.Errorf("offset %d: section name: %w", pos(p), err)
+			return fmt.Errorf("offset %d: section name: %w", start+p, err)
 		}
 		if secName == "" {
-			return fmt.Errorf("offset %d: empty section name", pos(p))
+			return fmt.Errorf("offset %d: empty section name", start+p)
 		}
 		regroup = regroup || seen[secName]
 		seen[secName] = true
-		n := int(bo.Uint32(sub[p+4:]))
+		n := int(bo.Uint32(hdr[4:]))
 		p += 8
+		recs = slices.Grow(recs[:0], n*coreReloSize)[:n*coreReloSize]
+		if err := read(recs, "core_relo records"); err != nil {
+			return err
+		}
 		// clang does not write them in instruction order: sort the
 		// records, smaller than the sites made of them.
-		recs := sub[p : p+n*coreReloSize]
 		order = order[:0]
 		for i := range n {
 			order = append(order, int32(i))
@@ -338,10 +365,10 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 		for _, i := range order {
 			at := int(i) * coreReloSize
 			if err := x.record(recs[at : at+coreReloSize]); err != nil {
-				return fmt.Errorf("offset %d: section %s: %w", pos(p+at), secName, err)
+				return fmt.Errorf("offset %d: section %s: %w", start+p+uint64(at), secName, err)
 			}
 		}
-		p += n * coreReloSize
+		p += uint64(n * coreReloSize)
 	}
 	if regroup {
 		// Functions are numbered in order of first site.

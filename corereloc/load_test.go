@@ -134,6 +134,7 @@ func TestLoadMalformed(t *testing.T) {
 		{"unknown kind", func(b []byte) []byte { bo.PutUint32(b[firstRecord+12:], 99); return b }, []string{"section .BTF.ext", fmt.Sprintf("offset %d", firstRecord-extOff), "unknown relocation kind 99"}},
 		{"bad type id", func(b []byte) []byte { bo.PutUint32(b[firstRecord+4:], 1<<19); return b }, []string{"section .BTF.ext", "local type"}},
 		{"bad access string", func(b []byte) []byte { bo.PutUint32(b[firstRecord+8:], 1<<30); return b }, []string{"section .BTF.ext", "access string"}},
+		{"records beyond core_relo", func(b []byte) []byte { bo.PutUint32(b[coreOff+8:], 1<<20); return b }, []string{"section .BTF.ext", fmt.Sprintf("offset %d: 1048576 records", firstRecord-extOff)}},
 		{"bad .BTF", func(b []byte) []byte { b[btfSec.Offset] ^= 0xff; return b }, []string{"section .BTF"}},
 		{"truncated ELF", func(b []byte) []byte { return b[:len(b)/2] }, []string{"fields-el.o"}},
 	} {
@@ -149,6 +150,58 @@ func TestLoadMalformed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadMergesRepeatedSection: if .BTF.ext lists a section twice, its
+// records are merged where it first appears, so that a function's sites
+// stay adjacent and by offset, as scoring needs.
+func TestLoadMergesRepeatedSection(t *testing.T) {
+	path := bigObject
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, bo := f.Section(".BTF.ext"), f.ByteOrder
+	extOff := int(ext.Offset)
+	coreOff := extOff + int(bo.Uint32(data[extOff+4:])) + int(bo.Uint32(data[extOff+24:]))
+	next := func(sec int) int { return sec + 8 + int(bo.Uint32(data[sec+4:]))*coreReloSize }
+	first := coreOff + 4
+	third := next(next(first))
+	if third >= coreOff+int(bo.Uint32(data[extOff+28:])) {
+		t.Fatal("want an object with relocations in three sections")
+	}
+	// The third section's records now name the first section.
+	b := bytes.Clone(data)
+	bo.PutUint32(b[third:], bo.Uint32(b[first:]))
+
+	orig, err := LoadReader(path, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := LoadReader(path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.Sites) != len(orig.Sites) {
+		t.Fatalf("%d sites, want %d", len(obj.Sites), len(orig.Sites))
+	}
+	done := make(map[int32]bool)
+	for j, s := range obj.Sites {
+		if j > 0 && obj.Sites[j-1].Function == s.Function {
+			if obj.Sites[j-1].InsnOff > s.InsnOff {
+				t.Errorf("site %d: offset %d after %d in one function", j, s.InsnOff, obj.Sites[j-1].InsnOff)
+			}
+			continue
+		}
+		if done[s.Function] {
+			t.Errorf("site %d: function %v again after another", j, obj.Functions[s.Function])
+		}
+		done[s.Function] = true
 	}
 }
 
