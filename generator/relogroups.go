@@ -82,16 +82,16 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 		for k, r := range obj.Relocations {
 			member[k] = r.Access + "\x00" + r.Kind.String()
 		}
-		group := func(s corereloc.Site) fn {
-			f := obj.Functions[s.Function]
-			return fn{f.Section, f.Name, obj.Relocations[s.Relocation].TypeID}
+		group := func(site corereloc.Site) fn {
+			f := obj.Functions[site.Function]
+			return fn{f.Section, f.Name, obj.Relocations[site.Relocation].TypeID}
 		}
 		members := map[fn][]string{}
 		unnamed := map[fn]bool{}
-		for _, s := range obj.Sites {
-			g := group(s)
-			members[g] = append(members[g], member[s.Relocation])
-			unnamed[g] = obj.Relocations[s.Relocation].TypeName == ""
+		for _, site := range obj.Sites {
+			g := group(site)
+			members[g] = append(members[g], member[site.Relocation])
+			unnamed[g] = obj.Relocations[site.Relocation].TypeName == ""
 		}
 		digests := map[fn]string{}
 		for g, m := range members {
