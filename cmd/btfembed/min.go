@@ -53,6 +53,7 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		return usagef("min: want <kernel-btf>, <out.btf> and at least one object")
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
+	deferCollection(minFirstCollection)
 
 	objs, err := corereloc.Load(objPaths...)
 	if err != nil {
