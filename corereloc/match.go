@@ -1,7 +1,6 @@
 package corereloc
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -258,8 +257,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 			}
 		}
 	}
-	s := &scorer{res: res, d: d, tab: tab, cands: allCands, table: table,
-		seen: make([]int32, len(d.reps)), slot: make([]int32, len(d.reps)), out: make([]int32, len(d.reps))}
+	s := newScorer(res, d, tab, allCands, table)
 	res.siteOutcome = make([][]int32, len(objs))
 	for i := range objs {
 		s.object(i)
@@ -399,15 +397,54 @@ type scorer struct {
 	res   *Result
 	d     *distinct
 	tab   *outcomeTable
-	cands map[string][]key
+	cands [][]key        // per name
 	table [][]candResult // [relocation][candidate]
 
 	// Per distinct relocation, for the function being scored: the last
 	// function that saw it (1 + a running count), its index in members,
-	// and its outcome.
-	seen, slot, out []int32
-	stamp           int32
-	members         []member
+	// and its outcome, with the candidate that decided it (-1: none,
+	// noBest: an error or not decided yet).
+	seen, slot, out, best []int32
+	stamp                 int32
+	// typ numbers the local type of each distinct relocation within its
+	// object, for grouping members by counting.
+	typ     []int32
+	members []member
+	grouped []member
+	split   [][]member // grouped, by local type
+	count   []int32    // per local type number: members, then next position
+	types   []int32    // local type numbers of the function, in order
+}
+
+// noBest marks a distinct relocation not decided by a candidate.
+const noBest = -2
+
+func newScorer(res *Result, d *distinct, tab *outcomeTable, cands map[string][]key, table [][]candResult) *scorer {
+	n := len(d.reps)
+	s := &scorer{res: res, d: d, tab: tab, table: table,
+		seen: make([]int32, n), slot: make([]int32, n), out: make([]int32, n), best: make([]int32, n), typ: make([]int32, n)}
+	for u := range s.best {
+		s.best[u] = noBest
+	}
+	s.cands = make([][]key, len(d.names))
+	for i, name := range d.names {
+		s.cands[i] = cands[name]
+	}
+	types := 0
+	for i, obj := range res.Objects {
+		num := make(map[btf.TypeID]int32)
+		for j, r := range obj.Relocations {
+			t, ok := num[r.TypeID]
+			if !ok {
+				t = int32(len(num))
+				num[r.TypeID] = t
+			}
+			s.typ[d.first[i]+int32(j)] = t
+		}
+		types = max(types, len(num))
+	}
+	s.count = make([]int32, types)
+	return s
 }
 
 // member is a distinct relocation of a scoring group and how many sites
@@ -415,8 +452,7 @@ type scorer struct {
 // distinct relocations.
 type member struct {
 	uid int32
-	typ btf.TypeID // local type
-	n   int
+	n   int32 // sites
 }
 
 // object scores the sites of Objects[i], function by function: Load
@@ -457,17 +493,10 @@ func (s *scorer) function(i int, sites []Site, outs []int32) {
 			continue
 		}
 		s.seen[u], s.slot[u] = s.stamp, int32(len(s.members))
-		s.members = append(s.members, member{u, obj.Relocations[site.Relocation].TypeID, 1})
+		s.members = append(s.members, member{u, 1})
 	}
-	// Groups by local type, members in order of first site.
-	slices.SortStableFunc(s.members, func(a, b member) int { return cmp.Compare(a.typ, b.typ) })
-	for g := 0; g < len(s.members); {
-		end := g + 1
-		for end < len(s.members) && s.members[end].typ == s.members[g].typ {
-			end++
-		}
-		s.group(s.members[g:end])
-		g = end
+	for _, g := range s.groups() {
+		s.group(g)
 	}
 
 	var failed error
@@ -494,12 +523,44 @@ func (s *scorer) function(i int, sites []Site, outs []int32) {
 	}
 }
 
+// groups splits s.members by local type, each group in order of first
+// site: a counting sort, as functions have a handful of local types.
+func (s *scorer) groups() [][]member {
+	s.types = s.types[:0]
+	for _, m := range s.members {
+		t := s.typ[m.uid]
+		if s.count[t] == 0 {
+			s.types = append(s.types, t)
+		}
+		s.count[t]++
+	}
+	out := s.split[:0]
+	s.grouped = slices.Grow(s.grouped[:0], len(s.members))[:len(s.members)]
+	pos := int32(0)
+	for _, t := range s.types {
+		n := s.count[t]
+		out = append(out, s.grouped[pos:pos+n])
+		s.count[t] = pos
+		pos += n
+	}
+	for _, m := range s.members {
+		t := s.typ[m.uid]
+		s.grouped[s.count[t]] = m
+		s.count[t]++
+	}
+	for _, t := range s.types {
+		s.count[t] = 0
+	}
+	s.split = out
+	return out
+}
+
 // group decides the outcome of the members of one group, into s.out.
 func (s *scorer) group(members []member) {
-	cands := s.cands[s.d.names[s.d.nameOf[members[0].uid]]]
+	cands := s.cands[s.d.nameOf[members[0].uid]]
 	total := 0
 	for _, m := range members {
-		total += m.n
+		total += int(m.n)
 	}
 	best, bestScore, err := pickBest(members, total, len(cands), s.table)
 	if err != nil {
@@ -509,7 +570,7 @@ func (s *scorer) group(members []member) {
 		}
 		o := s.tab.add(Outcome{Status: st, Err: err})
 		for _, m := range members {
-			s.out[m.uid] = o
+			s.out[m.uid], s.best[m.uid] = o, noBest
 		}
 		return
 	}
@@ -517,13 +578,17 @@ func (s *scorer) group(members []member) {
 		best = -1 // every relocation misses: no candidate
 	}
 	for _, m := range members {
+		if s.best[m.uid] == int32(best) {
+			// As in the last group that decided it: most do.
+			continue
+		}
 		k := [2]int32{m.uid, int32(best)}
 		o, ok := s.tab.fixes[k]
 		if !ok {
 			o = s.tab.add(s.outcome(m.uid, cands, best))
 			s.tab.fixes[k] = o
 		}
-		s.out[m.uid] = o
+		s.out[m.uid], s.best[m.uid] = o, int32(best)
 	}
 }
 
@@ -562,7 +627,7 @@ func pickBest(members []member, total, ncands int, table [][]candResult) (int, i
 				return -1, 0, cr.err
 			}
 			if cr.fix.failed() {
-				score += m.n
+				score += int(m.n)
 			}
 		}
 		switch {
