@@ -285,7 +285,7 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 	// nor growing the sites should leave garbage several times the size
 	// of the sites kept.
 	sr := io.NewSectionReader(r, int64(start), int64(size))
-	br := bufio.NewReaderSize(sr, 16<<10)
+	br := bufio.NewReaderSize(sr, int(min(size, 16<<10)))
 	p := uint64(0) // position in the subsection
 	read := func(b []byte, what string) error {
 		if _, err := io.ReadFull(br, b); err != nil {
