@@ -348,6 +348,10 @@ func (o *Object) parseBTFExt(sec *elf.Section, funcs map[string][]funcSym) error
 		seen[secName] = true
 		n := int(bo.Uint32(hdr[4:]))
 		p += 8
+		if uint64(n)*coreReloSize > uint64(size)-p {
+			// Counted before: the file changed under us.
+			return fmt.Errorf("offset %d: %d records: %w", start+p, n, io.ErrUnexpectedEOF)
+		}
 		recs = slices.Grow(recs[:0], n*coreReloSize)[:n*coreReloSize]
 		if err := read(recs, "core_relo records"); err != nil {
 			return err
