@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -23,7 +24,7 @@ import (
 func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	t.Helper()
 	byRelease := map[string]encode.Entry{}
-	for _, e := range testEntries(t) {
+	for _, e := range payloadtest.Entries(t) {
 		byRelease[e.Key.Release] = e
 	}
 	ubuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
@@ -35,7 +36,7 @@ func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	cloudUbuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian, cloudPoint, cloudUbuntu)
-	return open(t, encodePayload(t, entries, nil)), byRelease
+	return open(t, payloadtest.Encode(t, entries, nil)), byRelease
 }
 
 // hostRoot makes a host file system with the given os-release content at
@@ -113,7 +114,7 @@ func TestSelectEmbedded(t *testing.T) {
 
 func TestSelectKernelUnderHostRoot(t *testing.T) {
 	e := moduleEntry(t, false)
-	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "usr/lib/os-release", "ID=debian\nVERSION_ID=12\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/bpf_testmod"), e.Modules[0].Split)
@@ -142,7 +143,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("running kernel has no BTF: %v", err)
 	}
-	a := open(t, encodePayload(t, testEntries(t), nil))
+	a := open(t, payloadtest.Encode(t, payloadtest.Entries(t), nil))
 	co, sel, err := a.CollectionOptions(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestSelectRunningKernel(t *testing.T) {
 // kernel's vmlinux BTF.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
-	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
