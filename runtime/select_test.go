@@ -8,8 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
@@ -161,15 +164,23 @@ func TestSelectRunningKernel(t *testing.T) {
 
 // TestSelectKernelLacksModuleBTF covers a kernel with vmlinux BTF but no
 // module BTF: the embedded distilled module is relocated onto the
-// kernel's vmlinux BTF.
+// kernel's vmlinux BTF, which is read once.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
 	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
-	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
+	vmlinux := filepath.Join(root, "sys/kernel/btf/vmlinux")
+	writeFile(t, vmlinux, e.VMLinux)
 	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
 
-	co, sel, err := a.CollectionOptions(opts)
+	var (
+		co  *ebpf.CollectionOptions
+		sel *Selection
+		err error
+	)
+	if opens := countOpens(t, vmlinux, func() { co, sel, err = a.CollectionOptions(opts) }); opens != 1 {
+		t.Errorf("vmlinux BTF opened %d times, want once", opens)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +193,39 @@ func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	var ops *btf.Struct
 	if err := sel.Modules["bpf_testmod"].TypeByName("bpf_testmod_ops", &ops); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countOpens runs do and counts the times path is opened meanwhile, by
+// inotify. It watches closes too: each open is followed by its close, so
+// no two events in a row are alike, and inotify merges none.
+func countOpens(t *testing.T, path string, do func()) int {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN|unix.IN_CLOSE); err != nil {
+		t.Fatal(err)
+	}
+	do()
+	opens := 0
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EAGAIN) {
+			return opens
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			if ev.Mask&unix.IN_OPEN != 0 {
+				opens++
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
 	}
 }
