@@ -69,7 +69,7 @@ func readAllStd(archive []byte) ([]member, error) {
 
 // stdArchive writes the headers with archive/tar in the given format, each
 // regular file with data of its size.
-func stdArchive(t *testing.T, format tar.Format, headers []tar.Header) []byte {
+func stdArchive(t testing.TB, format tar.Format, headers []tar.Header) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
