@@ -67,19 +67,26 @@ type kernelResult struct {
 // processCached is process through the cache: a kernel whose result the
 // cache holds is not processed, and a new result is stored once it is
 // verified. kc may be nil.
+//
+// The result it returns no longer holds what only the cache needs: the
+// outcomes' candidates and errors refer into the kernel's full BTF, so
+// keeping them until the payload is written held every kernel's raw BTF
+// (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
-	if kc == nil {
-		return o.process(k)
-	}
-	if kr, ok := kc.cached(k); ok {
-		return kr, nil
+	if kc != nil {
+		if kr, ok := kc.cached(k); ok {
+			return kr, nil
+		}
 	}
 	kr, err := o.process(k)
-	if err == nil {
-		kc.store(o, k, kr)
-		kr.outcomes, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	if err != nil {
+		return nil, err
 	}
-	return kr, err
+	if kc != nil {
+		kc.store(o, k, kr)
+	}
+	kr.outcomes, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	return kr, nil
 }
 
 // process minimizes, distills and verifies one kernel.
