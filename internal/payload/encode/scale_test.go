@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/btfembed/btfembed/internal/payload"
 )
@@ -79,36 +77,21 @@ func TestReencodeBenchPayloads(t *testing.T) {
 }
 
 // BenchmarkEncodeScale is the generator's last step on the entries of
-// real payloads ($BTFEMBED_BENCH_PAYLOADS), reporting the peak heap a
-// run reaches (the largest heap in use at any collection, with the
-// collector run often) next to allocations per run.
+// real payloads ($BTFEMBED_BENCH_PAYLOADS), reporting next to allocations
+// by how much the heap grew above what it held before, at most: with the
+// collector run often (GOGC=10), close to the step's peak of live memory.
 func BenchmarkEncodeScale(b *testing.B) {
 	for path, entries := range benchPayloads(b) {
 		b.Run(fmt.Sprintf("%s/kernels=%d", filepath.Base(path), len(entries)), func(b *testing.B) {
 			b.ReportAllocs()
 			defer debug.SetGCPercent(debug.SetGCPercent(10))
-			var peak uint64
+			var peak int64
 			for b.Loop() {
-				runtime.GC()
-				done := make(chan struct{})
-				go func() {
-					var ms runtime.MemStats
-					tick := time.NewTicker(time.Millisecond)
-					defer tick.Stop()
-					for {
-						runtime.ReadMemStats(&ms)
-						peak = max(peak, ms.HeapInuse)
-						select {
-						case <-done:
-							return
-						case <-tick.C:
-						}
+				peak = max(peak, peakHeapGrowth(func() {
+					if err := Write(io.Discard, entries, nil); err != nil {
+						b.Fatal(err)
 					}
-				}()
-				if err := Write(io.Discard, entries, nil); err != nil {
-					b.Fatal(err)
-				}
-				close(done)
+				}))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 		})
