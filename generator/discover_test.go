@@ -1,11 +1,13 @@
 package generator
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
@@ -77,5 +79,19 @@ func TestEmbeddedObjects(t *testing.T) {
 	}
 	if _, err := EmbeddedObjects(t.Context(), dir); !errors.Is(err, ErrNoEmbeddedObjects) {
 		t.Errorf("package without objects: %v, want ErrNoEmbeddedObjects", err)
+	}
+}
+
+// TestEmbeddedObjectsErrors: a directory go list cannot describe gives an
+// error that names it, and a cancelled context stops go list.
+func TestEmbeddedObjectsErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	if _, err := EmbeddedObjects(t.Context(), missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing directory: error %v does not name %s", err, missing)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := EmbeddedObjects(ctx, "."); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v, want context.Canceled", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"unicode"
 
 	"github.com/dave/jennifer/jen"
-	"golang.org/x/tools/imports"
 )
 
 // GeneratedHeader is the first line of every Go file btfembed writes, in
@@ -112,7 +111,7 @@ func Emit(w io.Writer, args EmitArgs) error {
 		return fmt.Errorf("render generated code: %w", err)
 	}
 	// As goimports would: the standard library apart from the rest.
-	src, err := imports.Process("", buf.Bytes(), &imports.Options{FormatOnly: true, Comments: true, TabIndent: true, TabWidth: 8})
+	src, err := formatGrouped(buf.Bytes())
 	if err != nil {
 		return fmt.Errorf("format generated code: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cilium/ebpf/cmd/bpf2go/gen"
+
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -24,34 +26,29 @@ import (
 // order, so the pairing rules are:
 //
 //   - a name with a bpf2go architecture (x86, arm64, ...) pairs with the
-//     kernels of that architecture and the object's byte order;
+//     kernels of that architecture and the object's byte order, and is an
+//     error where btfembed knows no such kernels (mips);
 //   - any other object pairs with every kernel of its byte order.
 //
 // The byte order always comes from the ELF header, and a name that claims
 // the other one is an error.
 
-// linuxArches maps bpf2go's Linux architecture names (its __TARGET_ARCH_*
-// suffixes, cilium/ebpf cmd/bpf2go/gen/target.go) to the kernel
-// architectures (kernelkey.NormalizeArch spelling) they compile for, by byte
-// order.
-var linuxArches = map[string]map[bool][]string{ // name -> big endian? -> kernel arches
-	"x86":       {false: {"i386", "x86_64"}},
-	"arm":       {false: {"arm"}},
-	"arm64":     {false: {"arm64"}},
-	"loongarch": {false: {"loongarch64"}},
-	"mips":      {true: {"mips"}},
-	"powerpc":   {false: {"ppc64le"}, true: {"ppc64"}},
-	"riscv":     {false: {"riscv64"}},
-	"s390":      {true: {"s390x"}},
-}
-
-// bigEndianArches are the kernel architectures (kernelkey.NormalizeArch
-// spelling) that run big-endian; every other one is little-endian.
-var bigEndianArches = []string{"ppc64", "s390x"}
-
-// knownArches are the kernel architectures the pairing knows, in the
+// bpf2goArches maps bpf2go's Linux architecture names (the x86 of
+// bpf_x86_bpfel.o, its __TARGET_ARCH_* suffixes) to the GOARCHes whose
+// target compiles for them, as bpf2go's own target table says; the kernel
+// architectures they pair with are those GOARCHes in the
 // kernelkey.NormalizeArch spelling.
-var knownArches = []string{"arm", "arm64", "i386", "loongarch64", "mips64el", "ppc64", "ppc64le", "riscv64", "s390x", "x86_64"}
+var bpf2goArches = func() map[string][]string {
+	m := map[string][]string{}
+	for goarch, target := range gen.TargetsByGoArch() {
+		if target.IsGeneric() {
+			continue
+		}
+		linux, _, _ := strings.Cut(target.Suffix(), "_") // <linux>_<bpfel|bpfeb>
+		m[linux] = append(m[linux], string(goarch))
+	}
+	return m
+}()
 
 // pairing is the set of kernel architectures one object pairs with.
 type pairing struct {
@@ -64,7 +61,8 @@ func (p pairing) accepts(kernelArch string) bool {
 	if p.arches != nil {
 		return slices.Contains(p.arches, kernelArch)
 	}
-	return slices.Contains(bigEndianArches, kernelArch) == p.bigEndian
+	order, ok := kernelkey.ByteOrder(kernelArch)
+	return ok && (order == binary.BigEndian) == p.bigEndian
 }
 
 // String says what the pairing is, for the report and errors.
@@ -103,14 +101,27 @@ func pairObject(path string, header []byte) (pairing, error) {
 	if i < 0 {
 		return p, nil
 	}
-	byOrder, ok := linuxArches[stem[i+1:]]
+	linux := stem[i+1:]
+	goarches, ok := bpf2goArches[linux]
 	if !ok {
 		return p, nil // <stem>_bpfel.o: generic BPF
 	}
-	arches, ok := byOrder[p.bigEndian]
-	if !ok {
-		return pairing{}, fmt.Errorf("%s: bpf2go architecture %s is never %s", path, stem[i+1:], endian)
+	var known, arches []string
+	for _, goarch := range goarches { // p pairs by byte order alone so far
+		if a, ok := kernelkey.NormalizeArch(goarch); ok {
+			known = append(known, a)
+			if p.accepts(a) {
+				arches = append(arches, a)
+			}
+		}
 	}
+	if len(known) == 0 {
+		return pairing{}, fmt.Errorf("%s: btfembed knows no kernels of bpf2go architecture %s (it knows %s)", path, linux, strings.Join(kernelkey.Arches(), ", "))
+	}
+	if len(arches) == 0 {
+		return pairing{}, fmt.Errorf("%s: bpf2go architecture %s is never %s", path, linux, endian)
+	}
+	slices.Sort(arches)
 	p.arches = arches
 	return p, nil
 }
@@ -140,7 +151,7 @@ func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
 // pairings accepts, in the kernelkey.NormalizeArch spelling.
 func archesFor(pairings []pairing) []string {
 	var arches []string
-	for _, a := range knownArches {
+	for _, a := range kernelkey.Arches() {
 		if slices.ContainsFunc(pairings, func(p pairing) bool { return p.accepts(a) }) {
 			arches = append(arches, a)
 		}
@@ -152,11 +163,10 @@ func archesFor(pairings []pairing) []string {
 // that a Go program built for goarch runs on, or "" when btfembed knows
 // none (mips, mipsle and mips64 have no kernels in BTF corpora).
 func KernelArch(goarch string) string {
-	a, ok := kernelkey.NormalizeArch(goarch)
-	if !ok || !slices.Contains(knownArches, a) {
-		return ""
+	if a, ok := kernelkey.NormalizeArch(goarch); ok {
+		return a
 	}
-	return a
+	return ""
 }
 
 // pair decides the kernels every object pairs with, narrowed by
@@ -185,11 +195,11 @@ func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) 
 					keep = append(keep, a)
 				}
 			}
+			if len(keep) == 0 {
+				return nil, fmt.Errorf("%s: narrowed to no kernel architecture", name)
+			}
 			slices.Sort(keep)
 			p.arches = keep
-		}
-		if len(archesFor([]pairing{p})) == 0 {
-			return nil, fmt.Errorf("%s pairs with %s, none of which btfembed knows (%s)", name, p, strings.Join(knownArches, ", "))
 		}
 		pairings[i] = p
 	}

@@ -28,7 +28,7 @@ func TestPairObject(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		header  []byte
-		want    []string // kernel arches accepted, of knownArches
+		want    []string // kernel arches accepted, of kernelkey.Arches()
 		wantErr string
 	}{
 		{"bpf_x86_bpfel.o", el, []string{"i386", "x86_64"}, ""},
@@ -42,6 +42,7 @@ func TestPairObject(t *testing.T) {
 		{"fields-eb.o", eb, []string{"ppc64", "s390x"}, ""},
 		{"bpf_x86_bpfeb.o", el, nil, "named bpfeb"},
 		{"bpf_s390_bpfel.o", el, nil, "never bpfel"},
+		{"bpf_mips_bpfeb.o", eb, nil, "no kernels of bpf2go architecture mips"},
 		{"bpf_bpfel.o", notBPF, nil, "want EM_BPF"},
 		{"bpf_bpfel.o", []byte("short"), nil, "not an ELF file"},
 	} {
@@ -66,7 +67,7 @@ func TestPairObject(t *testing.T) {
 func TestKernelArch(t *testing.T) {
 	for goarch, want := range map[string]string{
 		"amd64": "x86_64", "arm64": "arm64", "386": "i386", "riscv64": "riscv64",
-		"s390x": "s390x", "ppc64le": "ppc64le", "loong64": "loongarch64", "mips": "", "wasm": "",
+		"s390x": "s390x", "ppc64le": "ppc64le", "loong64": "loongarch64", "mips64le": "mips64el", "mips": "", "wasm": "",
 	} {
 		if got := KernelArch(goarch); got != want {
 			t.Errorf("KernelArch(%s) = %q, want %q", goarch, got, want)
@@ -107,6 +108,8 @@ func TestGeneratePairs(t *testing.T) {
 		{"both", []string{x86, generic}, nil, map[string][]string{"x86_64": {x86, generic}, "arm64": {generic}}, ""},
 		{"generic narrowed", []string{generic}, map[string][]string{generic: {"aarch64"}}, map[string][]string{"arm64": {generic}}, ""},
 		{"x86 narrowed to arm64", []string{x86}, map[string][]string{x86: {"arm64"}}, nil, "not with arm64"},
+		{"generic narrowed to nothing", []string{generic}, map[string][]string{generic: {}}, nil, "narrowed to no kernel architecture"},
+		{"generic narrowed to an unknown arch", []string{generic}, map[string][]string{generic: {"vax"}}, nil, "not with vax"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Generate(t.Context(), &Args{Objects: tc.objects, ObjectArches: tc.narrow, Corpus: testCorpus(), Kernels: oneKernelPerArch})

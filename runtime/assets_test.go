@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // typeNames lists every named type of spec as "kind name" in ID order, an
@@ -40,14 +41,14 @@ func loadRaw(tb testing.TB, raw []byte) *btf.Spec {
 }
 
 func TestEncodeOpenLookup(t *testing.T) {
-	entries := testEntries(t)
+	entries := payloadtest.Entries(t)
 	for name, opts := range map[string]*encode.Options{
 		"default":         nil,
 		"no dictionaries": {MaxDictSize: -1},
 		"small dict":      {MaxDictSize: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := encodePayload(t, entries, opts)
+			p := payloadtest.Encode(t, entries, opts)
 			a := open(t, p)
 			pp, err := payload.Open(p)
 			if err != nil {
@@ -90,8 +91,8 @@ func TestEncodeOpenLookup(t *testing.T) {
 
 // TestLookupShared checks concurrent callers get one decoded spec.
 func TestLookupShared(t *testing.T) {
-	entries := testEntries(t)
-	a := open(t, encodePayload(t, entries, nil))
+	entries := payloadtest.Entries(t)
+	a := open(t, payloadtest.Encode(t, entries, nil))
 	specs := make([]*btf.Spec, 8)
 	var wg sync.WaitGroup
 	for i := range specs {
@@ -115,7 +116,7 @@ func TestLookupShared(t *testing.T) {
 func TestModules(t *testing.T) {
 	for _, withBase := range []bool{false, true} {
 		e := moduleEntry(t, withBase)
-		a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+		a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 		co, sel, err := a.CollectionOptions(&SelectOptions{ForceEmbedded: true, Arch: "amd64", Release: "testmod", Distro: "-"})
 		if err != nil {
 			t.Fatalf("distilled base %v: %v", withBase, err)
@@ -148,7 +149,7 @@ func TestModules(t *testing.T) {
 	// error, not a silent skip.
 	bad := moduleEntry(t, true)
 	bad.VMLinux = kerneltest.Corpus(t)[0].BTF
-	a := open(t, encodePayload(t, []encode.Entry{bad}, nil))
+	a := open(t, payloadtest.Encode(t, []encode.Entry{bad}, nil))
 	if _, err := a.Lookup(bad.Key); err == nil || !strings.Contains(err.Error(), "bpf_testmod") {
 		t.Fatalf("relocation onto an unrelated kernel: %v, want an error naming the module", err)
 	}
@@ -166,8 +167,8 @@ func resum(p []byte) {
 // another block must not notice; Lookup of a kernel in that block and
 // Kernels, which decodes them all, must.
 func TestOpenLazyBlocks(t *testing.T) {
-	entries := manyEntries(t, 2*payload.BlockLen+1)
-	p := encodePayload(t, entries, nil)
+	entries := payloadtest.Many(t, 2*payload.BlockLen+1)
+	p := payloadtest.Encode(t, entries, nil)
 	dirLen, blocksLen := binary.LittleEndian.Uint32(p[16:]), binary.LittleEndian.Uint32(p[20:])
 	p[payload.HeaderLen+dirLen+blocksLen-1] ^= 0x5a // the last frame's last byte
 	resum(p)
@@ -185,7 +186,7 @@ func TestOpenLazyBlocks(t *testing.T) {
 }
 
 func TestOpenRejects(t *testing.T) {
-	good := encodePayload(t, testEntries(t), nil)
+	good := payloadtest.Encode(t, payloadtest.Entries(t), nil)
 	mutate := func(f func(p []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	for name, p := range map[string][]byte{
 		"empty":     nil,
@@ -207,8 +208,8 @@ func TestOpenRejects(t *testing.T) {
 // the parsers, and asks for every kernel: any error is fine, a panic is
 // not.
 func TestCorruptBytes(t *testing.T) {
-	entries := testEntries(t)
-	good := encodePayload(t, entries, nil)
+	entries := payloadtest.Entries(t)
+	good := payloadtest.Encode(t, entries, nil)
 	dataStart := payload.HeaderLen + int(binary.LittleEndian.Uint32(good[16:])) + int(binary.LittleEndian.Uint32(good[20:]))
 	for i := 16; i < len(good); i++ {
 		if i > dataStart && i%5 != 0 {
@@ -247,7 +248,7 @@ func exercise(t *testing.T, p []byte) {
 func TestModulesConcurrent(t *testing.T) {
 	e := moduleEntry(t, true)
 	for range 5 {
-		a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+		a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 		sel, err := a.Lookup(e.Key)
 		if err != nil {
 			t.Fatal(err)

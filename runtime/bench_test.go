@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // BenchmarkSelectEmbedded is what an agent pays at start-up on a kernel
@@ -15,11 +16,11 @@ import (
 // given), decompress and parse it, and look up one type. The dictionary
 // bound trades payload size (reported) for this cost.
 func BenchmarkSelectEmbedded(b *testing.B) {
-	entries := testEntries(b)
+	entries := payloadtest.Entries(b)
 	key := entries[len(entries)-1].Key
 	opts := &SelectOptions{ForceEmbedded: true, Arch: key.Arch, Release: key.Release, Distro: key.Distro, Version: key.Version}
 	for _, maxDict := range []int{-1, 16 << 10, 64 << 10} {
-		payload := encodePayload(b, entries, &encode.Options{MaxDictSize: maxDict})
+		payload := payloadtest.Encode(b, entries, &encode.Options{MaxDictSize: maxDict})
 		b.Run(fmt.Sprintf("maxdict=%d", maxDict), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -5,19 +5,20 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // FuzzOpen feeds mutated payloads to Open and Lookup. The checksum is
 // recomputed first so that mutations reach the index and blob decoders
 // instead of stopping at the CRC.
 func FuzzOpen(f *testing.F) {
-	f.Add(encodePayload(f, testEntries(f)[:2], nil))
-	f.Add(encodePayload(f, testEntries(f)[:1], &encode.Options{MaxDictSize: -1}))
-	f.Add(encodePayload(f, []encode.Entry{moduleEntry(f, false)}, nil))
+	f.Add(payloadtest.Encode(f, payloadtest.Entries(f)[:2], nil))
+	f.Add(payloadtest.Encode(f, payloadtest.Entries(f)[:1], &encode.Options{MaxDictSize: -1}))
+	f.Add(payloadtest.Encode(f, []encode.Entry{moduleEntry(f, false)}, nil))
 	// Small dictionaries: slices, differences, and a dictionary stored
 	// against another.
 	m := moduleEntry(f, true).Modules[0]
-	f.Add(encodePayload(f, append(slices.Clone(testEntries(f)[:2]), encode.Entry{Key: Key{Arch: "x86_64", Release: "zz"}, VMLinux: m.Base}), &encode.Options{MaxDictSize: 1}))
+	f.Add(payloadtest.Encode(f, append(slices.Clone(payloadtest.Entries(f)[:2]), encode.Entry{Key: Key{Arch: "x86_64", Release: "zz"}, VMLinux: m.Base}), &encode.Options{MaxDictSize: 1}))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		resum(p)
 		exercise(t, p)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // BenchmarkSelectScale is BenchmarkSelectEmbedded's start-up cost (Open,
@@ -34,8 +36,8 @@ func BenchmarkSelectScale(b *testing.B) {
 		return
 	}
 	for _, n := range []int{10, 100, 1000, 4000} {
-		entries := manyEntries(b, n)
-		benchSelect(b, fmt.Sprintf("kernels=%d", n), encodePayload(b, entries, nil), entries[n/2].Key)
+		entries := payloadtest.Many(b, n)
+		benchSelect(b, fmt.Sprintf("kernels=%d", n), payloadtest.Encode(b, entries, nil), entries[n/2].Key)
 	}
 }
 

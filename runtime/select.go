@@ -240,12 +240,16 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		return nil, errNoKernelBTF
 	}
 	var spec *btf.Spec
+	var raw []byte // vmlinux's bytes where read here, for embeddedModules
 	if rootDir(root) == "/" {
 		// cilium/ebpf caches this spec and uses it itself when
 		// KernelTypes is nil, so there is one copy in the process.
 		spec, err = btf.LoadKernelSpec()
 	} else {
-		spec, err = loadKernelFile(vmlinux, nil)
+		raw, err = regfile.ReadFile(vmlinux, maxKernelBTF)
+		if err == nil {
+			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(raw), nil)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", vmlinux, err)
@@ -260,7 +264,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		if !present {
 			continue
 		}
-		mod, err := loadKernelFile(path, spec)
+		mod, err := loadModuleFile(path, spec)
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", path, err)
 		}
@@ -269,7 +273,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(h, sel, vmlinux); err != nil {
+	if err := a.embeddedModules(h, sel, vmlinux, raw); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -291,9 +295,8 @@ func kernelFile(path string) (bool, error) {
 	return true, nil
 }
 
-// loadKernelFile parses a kernel BTF file, split over base if base is not
-// nil.
-func loadKernelFile(path string, base *btf.Spec) (*btf.Spec, error) {
+// loadModuleFile parses a kernel module's BTF file, split over base.
+func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 	b, err := regfile.ReadFile(path, maxKernelBTF)
 	if err != nil {
 		return nil, err
@@ -303,8 +306,10 @@ func loadKernelFile(path string, base *btf.Spec) (*btf.Spec, error) {
 
 // embeddedModules adds to a SourceKernel selection the distilled modules
 // of the matching embedded entry that the kernel lacks, relocated onto the
-// kernel's vmlinux BTF, read from vmlinuxPath only if one is needed.
-func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) error {
+// kernel's vmlinux BTF. That is vmlinuxRaw where kernelSelection read the
+// file itself (under a HostRoot), so it is read once; where cilium/ebpf
+// loaded it, it is read from vmlinuxPath, and only if a module needs it.
+func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
 	e, err := a.match(h)
 	if err != nil || len(e.Modules) == 0 {
 		return nil // nothing embedded for this kernel
@@ -321,11 +326,13 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string) err
 	if len(lacking) == 0 {
 		return nil
 	}
-	kernelRaw, err := regfile.ReadFile(vmlinuxPath, maxKernelBTF)
-	if err != nil {
-		return err
+	if vmlinuxRaw == nil {
+		var err error
+		if vmlinuxRaw, err = regfile.ReadFile(vmlinuxPath, maxKernelBTF); err != nil {
+			return err
+		}
 	}
-	specs, err := LoadModules(lacking, kernelRaw, sel.Spec)
+	specs, err := LoadModules(lacking, vmlinuxRaw, sel.Spec)
 	if err != nil {
 		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.Key, err)
 	}

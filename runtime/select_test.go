@@ -8,10 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -23,7 +27,7 @@ import (
 func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	t.Helper()
 	byRelease := map[string]encode.Entry{}
-	for _, e := range testEntries(t) {
+	for _, e := range payloadtest.Entries(t) {
 		byRelease[e.Key.Release] = e
 	}
 	ubuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
@@ -35,7 +39,7 @@ func selectPayload(t testing.TB) (*Assets, map[string]encode.Entry) {
 	cloudUbuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-50-cloud-amd64", Distro: "ubuntu", Version: "22.04"},
 		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
 	entries := append(slices.Collect(maps.Values(byRelease)), ubuntu, raspbian, cloudPoint, cloudUbuntu)
-	return open(t, encodePayload(t, entries, nil)), byRelease
+	return open(t, payloadtest.Encode(t, entries, nil)), byRelease
 }
 
 // hostRoot makes a host file system with the given os-release content at
@@ -113,7 +117,7 @@ func TestSelectEmbedded(t *testing.T) {
 
 func TestSelectKernelUnderHostRoot(t *testing.T) {
 	e := moduleEntry(t, false)
-	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "usr/lib/os-release", "ID=debian\nVERSION_ID=12\n")
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
 	writeFile(t, filepath.Join(root, "sys/kernel/btf/bpf_testmod"), e.Modules[0].Split)
@@ -142,7 +146,7 @@ func TestSelectRunningKernel(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skipf("running kernel has no BTF: %v", err)
 	}
-	a := open(t, encodePayload(t, testEntries(t), nil))
+	a := open(t, payloadtest.Encode(t, payloadtest.Entries(t), nil))
 	co, sel, err := a.CollectionOptions(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,15 +164,23 @@ func TestSelectRunningKernel(t *testing.T) {
 
 // TestSelectKernelLacksModuleBTF covers a kernel with vmlinux BTF but no
 // module BTF: the embedded distilled module is relocated onto the
-// kernel's vmlinux BTF.
+// kernel's vmlinux BTF, which is read once.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
-	a := open(t, encodePayload(t, []encode.Entry{e}, nil))
+	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
-	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
+	vmlinux := filepath.Join(root, "sys/kernel/btf/vmlinux")
+	writeFile(t, vmlinux, e.VMLinux)
 	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
 
-	co, sel, err := a.CollectionOptions(opts)
+	var (
+		co  *ebpf.CollectionOptions
+		sel *Selection
+		err error
+	)
+	if opens := countOpens(t, vmlinux, func() { co, sel, err = a.CollectionOptions(opts) }); opens != 1 {
+		t.Errorf("vmlinux BTF opened %d times, want once", opens)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +193,39 @@ func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	var ops *btf.Struct
 	if err := sel.Modules["bpf_testmod"].TypeByName("bpf_testmod_ops", &ops); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countOpens runs do and counts the times path is opened meanwhile, by
+// inotify. It watches closes too: each open is followed by its close, so
+// no two events in a row are alike, and inotify merges none.
+func countOpens(t *testing.T, path string, do func()) int {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN|unix.IN_CLOSE); err != nil {
+		t.Fatal(err)
+	}
+	do()
+	opens := 0
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EAGAIN) {
+			return opens
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			if ev.Mask&unix.IN_OPEN != 0 {
+				opens++
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
 	}
 }

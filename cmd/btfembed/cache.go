@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -25,10 +24,8 @@ five days are removed automatically.
 `
 
 func runCache(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("btfembed cache", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, cacheHelp) }
-	if err := fs.Parse(args); err != nil {
+	fs := newFlagSet("cache", cacheHelp, stderr)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 || fs.Arg(0) != "info" && fs.Arg(0) != "clean" {

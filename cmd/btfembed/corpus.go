@@ -52,24 +52,7 @@ func runCorpus(stdout, stderr io.Writer, args []string) error {
 }
 
 func newCorpusFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("btfembed corpus "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), corpusHelp, "\nflags of ", name, ":\n")
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args, turning flag errors into usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("%s: %w", fs.Name(), err)
-	}
-	return nil
+	return newFlagSet("btfembed corpus "+name, corpusHelp+"\nflags of "+name+":\n", stderr)
 }
 
 func runCorpusImport(stdout, stderr io.Writer, args []string) error {

@@ -31,16 +31,11 @@ Flags:
 
 // runDistill is "btfembed distill".
 func runDistill(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("distill", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("distill", distillUsage, stderr)
 	basePath := fs.String("B", "", "vmlinux `BTF` the module was built over (required)")
 	layout := fs.Bool("layout-compatible", false, "relocate a module's own .BTF.base onto -B accepting layout-compatible differences")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), distillUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseDistillFlags(fs, args, 3); err != nil {
-		return fmt.Errorf("distill: %w", err)
+		return err
 	}
 	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
@@ -139,16 +134,11 @@ Flags:
 
 // runRelocate is "btfembed relocate".
 func runRelocate(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("relocate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("relocate", relocateUsage, stderr)
 	basePath := fs.String("B", "", "vmlinux `BTF` to relocate onto (required)")
 	layout := fs.Bool("layout-compatible", false, "also accept differences that cannot change the module's memory layout (char signedness; size of types it only points to)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), relocateUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseDistillFlags(fs, args, 3); err != nil {
-		return fmt.Errorf("relocate: %w", err)
+		return err
 	}
 	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
@@ -193,19 +183,16 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 
 // parseDistillFlags parses args, requiring -B and n positional arguments.
 func parseDistillFlags(fs *flag.FlagSet, args []string, n int) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("%v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.Lookup("B").Value.String() == "" {
 		fs.Usage()
-		return usagef("-B is required")
+		return usagef("%s: -B is required", fs.Name())
 	}
 	if fs.NArg() != n {
 		fs.Usage()
-		return usagef("want %d arguments, got %d", n, fs.NArg())
+		return usagef("%s: want %d arguments, got %d", fs.Name(), n, fs.NArg())
 	}
 	return nil
 }

@@ -227,10 +227,15 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 			return fmt.Errorf("the package embeds BPF objects only for GOARCHes without kernels btfembed knows: %s", strings.Join(perGOARCH, ", "))
 		}
 	}
+	var prog progress
 	if !f.quiet {
-		genArgs.Progress = newProgress(stderr, isTerminal(stderr), 5*time.Second)
+		prog = newProgress(stderr, isTerminal(stderr), 5*time.Second)
+		genArgs.Progress = prog
 	}
 	res, err := generator.Generate(ctx, genArgs)
+	if prog != nil {
+		prog.stop()
+	}
 	if err != nil {
 		return err
 	}

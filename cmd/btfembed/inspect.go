@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -37,18 +35,10 @@ Flags:
 
 // runInspect is "btfembed inspect".
 func runInspect(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("inspect", inspectUsage, stderr)
 	basePath := fs.String("B", "", "vmlinux `BTF` that split BTF is over")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), inspectUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("inspect: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

@@ -71,6 +71,33 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// newFlagSet makes a subcommand's flag set: it returns errors rather than
+// exiting, so that parseFlags can make them usage errors, and its usage is
+// help followed by the flags, written to stderr (stdout for "btfembed
+// help <subcommand>").
+func newFlagSet(name, help string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses a subcommand's args, turning flag errors into usage
+// errors (exit status 2) that start with the flag set's name; -h gives
+// flag.ErrHelp, which run turns into success.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%s: %w", fs.Name(), err)
+	}
+	return nil
+}
+
 type subcommand struct {
 	run     func(stdout, stderr io.Writer, args []string) error
 	summary string // one line for the command list

@@ -80,6 +80,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"inspect"}, "no file given"},
 		{[]string{"corpus"}, "missing subcommand"},
 		{[]string{"corpus", "ls", "-bogus"}, "flag provided but not defined"},
+		{[]string{"distill", "-bogus"}, "distill: flag provided but not defined: -bogus"},
+		{[]string{"relocate", "-B", "vmlinux", "b"}, "relocate: want 3 arguments, got 1"},
+		{[]string{"min", "-bogus"}, "min: flag provided but not defined: -bogus"},
+		{[]string{"inspect", "-bogus"}, "inspect: flag provided but not defined: -bogus"},
+		{[]string{"merge", "-bogus"}, "merge: flag provided but not defined: -bogus"},
+		{[]string{"cache", "-bogus"}, "cache: flag provided but not defined: -bogus"},
 		{[]string{"help", "a", "b"}, "at most one subcommand"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

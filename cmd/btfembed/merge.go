@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -113,13 +112,8 @@ Flags:
 `
 
 func runMerge(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("btfembed merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("merge", mergeHelp, stderr)
 	f := &generateFlags{}
-	fs.Usage = func() {
-		fmt.Fprint(stderr, mergeHelp)
-		fs.PrintDefaults()
-	}
 	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, set by go generate)")
 	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; payloads go beside it")
 	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function")
@@ -127,7 +121,7 @@ func runMerge(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

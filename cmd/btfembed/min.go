@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -35,18 +33,10 @@ Flags:
 
 // runMin is "btfembed min".
 func runMin(stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("min", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("min", minUsage, stderr)
 	base := fs.String("B", "", "`base` BTF the kernel BTF is split over (module BTF)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), minUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("min: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() < 3 {
 		fs.Usage()

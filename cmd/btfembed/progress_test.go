@@ -5,29 +5,35 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // TestProgress: both forms count kernels, a skipped entry taken off the
-// total, and give the rate in kernels/s only.
+// total, print failures, and give the rate in kernels/s only; the bar is
+// gone once stopped.
 func TestProgress(t *testing.T) {
 	for _, terminal := range []bool{false, true} {
-		var out bytes.Buffer
+		var out lockedBuffer
 		p := newProgress(&out, terminal, 0)
 		p.Total(4)
 		p.Done("x86_64/a (debian 12)", nil)
 		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))
 		p.Done("x86_64/c (debian 12)", errors.New("verification failed"))
 		if terminal {
-			// The bar renders at most every 100 ms.
-			time.Sleep(150 * time.Millisecond)
+			out.waitFor(t, "2/3 kernels")
 		}
 		p.Done("x86_64/d (debian 12)", nil)
+		p.stop()
 		got := out.String()
 		want := []string{"skipped /corpus/b.btf.tar.xz: truncated", "x86_64/c (debian 12): verification failed", " kernels/s"}
 		if terminal {
-			want = append(want, "(2/3)") // the bar clears itself at 3/3
+			want = append(want, "2/3 kernels")
+			// Cleared: the cursor goes up a line and erases to the end.
+			if !strings.HasSuffix(got, "\x1b[1A\x1b[J") {
+				t.Errorf("terminal: the bar is not cleared at the end:\n%q", got)
+			}
 		} else {
 			want = append(want, "1/4 kernels", "3/3 kernels", "left")
 		}
@@ -39,5 +45,56 @@ func TestProgress(t *testing.T) {
 		if units := regexp.MustCompile(`kernels/(min|hr)|it/s`).FindString(got); units != "" {
 			t.Errorf("terminal %v: rate given as %s:\n%q", terminal, units, got)
 		}
+	}
+}
+
+// TestProgressStopEarly: a run that ends before its total (an error, an
+// interrupt) takes the bar off the terminal all the same, and stop
+// returns.
+func TestProgressStopEarly(t *testing.T) {
+	var out lockedBuffer
+	p := newProgress(&out, true, 0)
+	p.Total(4)
+	p.Done("x86_64/a (debian 12)", nil)
+	out.waitFor(t, "1/4 kernels")
+	p.Done("x86_64/b (debian 12)", errors.New("verification failed"))
+	p.stop()
+	got := out.String()
+	// The failure is printed above the bar, at the start of a line.
+	if !strings.Contains(got, "\x1b[J"+"btfembed: x86_64/b (debian 12): verification failed\n") {
+		t.Errorf("the failure is not printed in place of the bar:\n%q", got)
+	}
+	if !strings.HasSuffix(got, "\x1b[1A\x1b[J") {
+		t.Errorf("the bar is not cleared at the end:\n%q", got)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer the bar's goroutine may write while the
+// test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until the bar has drawn s; it draws every 100 ms.
+func (b *lockedBuffer) waitFor(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.String(), s); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bar never showed %q:\n%q", s, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

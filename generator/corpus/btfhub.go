@@ -1,17 +1,16 @@
 package corpus
 
 import (
-	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/ulikunitz/xz"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
@@ -35,7 +34,7 @@ func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ust
 // in .btf. Two such members are an error: which is the kernel's would be a
 // guess.
 func tarMemberBTF(tarball []byte) ([]byte, error) {
-	tr := tar.NewReader(bytes.NewReader(tarball))
+	tr := tarfile.NewReader(bytes.NewReader(tarball))
 	members := 0
 	var (
 		btf  []byte
@@ -50,7 +49,7 @@ func tarMemberBTF(tarball []byte) ([]byte, error) {
 			return nil, fmt.Errorf("tar: %w", err)
 		}
 		members++
-		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
+		if h.Typeflag != tarfile.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
 			continue
 		}
 		if btf != nil {
@@ -78,22 +77,7 @@ func writeBTFHub(w io.Writer, release string, btf []byte) error {
 	if err != nil {
 		return fmt.Errorf("xz: %w", err)
 	}
-	tw := tar.NewWriter(xw)
-	h := &tar.Header{
-		Typeflag: tar.TypeReg,
-		Name:     release + ".btf",
-		Mode:     0o644,
-		Size:     int64(len(btf)),
-		ModTime:  time.Unix(0, 0),
-		Format:   tar.FormatPAX,
-	}
-	if err := tw.WriteHeader(h); err != nil {
-		return fmt.Errorf("tar: %w", err)
-	}
-	if _, err := tw.Write(btf); err != nil {
-		return fmt.Errorf("tar: %w", err)
-	}
-	if err := tw.Close(); err != nil {
+	if err := tarfile.WriteFile(xw, release+".btf", 0o644, btf); err != nil {
 		return fmt.Errorf("tar: %w", err)
 	}
 	if err := xw.Close(); err != nil {

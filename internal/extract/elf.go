@@ -70,7 +70,7 @@ func ReadELFBTF(data []byte) (ElfBTF, error) {
 	return e, nil
 }
 
-// elfArch names the architecture of an ELF file as runtime.NormalizeArch does, or
+// elfArch names the architecture of an ELF file as kernelkey.NormalizeArch does, or
 // returns "" for machines the kernel's BTF is not built for.
 func elfArch(f *elf.File) string {
 	is64 := f.Class == elf.ELFCLASS64

@@ -1,15 +1,13 @@
 package payload_test
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // FuzzOpen feeds mutated payloads to Open, Entries, Find and Blob, below
@@ -17,20 +15,10 @@ import (
 // recomputed so that mutations reach the directory and block decoders.
 // Any error must wrap ErrCorrupt; a panic fails.
 func FuzzOpen(f *testing.F) {
-	var entries []encode.Entry
-	kernels := kerneltest.MinBTF(f, kerneltest.MinBTFDir())
-	for i := range payload.BlockLen + 2 { // two blocks
-		k := kernels[i%len(kernels)]
-		entries = append(entries, encode.Entry{Key: k.Key, VMLinux: k.BTF})
-		entries[i].Key.Release = fmt.Sprintf("%s.%03d", k.Key.Release, i)
-	}
+	entries := payloadtest.Many(f, payload.BlockLen+2) // two blocks
 	for _, opts := range []*encode.Options{nil, {MaxDictSize: 1}, {MaxDictSize: -1}} {
 		for _, n := range []int{2, len(entries)} {
-			var buf bytes.Buffer
-			if err := encode.Write(&buf, entries[:n], opts); err != nil {
-				f.Fatal(err)
-			}
-			f.Add(buf.Bytes())
+			f.Add(payloadtest.Encode(f, entries[:n], opts))
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // machineType is how qemu runs one architecture's kernels: TCG, since
@@ -26,6 +30,8 @@ type machineType struct {
 	cmdline []string // kernel command-line words every boot needs
 }
 
+// machineTypes are the machines by architecture, in the
+// kernelkey.NormalizeArch spelling.
 var machineTypes = map[string]machineType{
 	"x86_64": {
 		goarch:  "amd64",
@@ -47,10 +53,14 @@ var machineTypes = map[string]machineType{
 	},
 }
 
+// machineFor returns the machine for arch in any spelling
+// kernelkey.NormalizeArch knows, so a kernel's key, a GOARCH and uname -m
+// all find it.
 func machineFor(arch string) (machineType, error) {
-	mt, ok := machineTypes[arch]
+	a, _ := kernelkey.NormalizeArch(arch)
+	mt, ok := machineTypes[a]
 	if !ok {
-		return mt, fmt.Errorf("no qemu machine for architecture %q (have x86_64, arm64)", arch)
+		return mt, fmt.Errorf("no qemu machine for architecture %q (have %s)", arch, strings.Join(slices.Sorted(maps.Keys(machineTypes)), ", "))
 	}
 	return mt, nil
 }
@@ -82,7 +92,7 @@ const DefaultTimeout = 2 * time.Minute
 // Machine is one boot: a kernel image, the initramfs holding /init, and
 // extra kernel command-line words.
 type Machine struct {
-	Arch      string // "x86_64" or "arm64"
+	Arch      string // "x86_64" or "arm64", in any spelling kernelkey.NormalizeArch knows
 	Kernel    string // path of the kernel image
 	Initramfs []File
 	Cmdline   []string

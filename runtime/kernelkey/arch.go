@@ -1,32 +1,77 @@
 package kernelkey
 
-import "strings"
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+)
 
-// archAliases maps every spelling of an architecture met in the field
-// (uname -m, Debian and RPM architecture names, Go's GOARCH, BTFHub
-// directory names) to the name BTFHub uses for its directories, which is
-// also uname -m where the two agree.
-var archAliases = map[string]string{
-	"x86_64": "x86_64", "amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64",
-	"arm64": "arm64", "aarch64": "arm64", "armv8": "arm64", "armv8l": "arm64",
-	"s390x": "s390x", "s390": "s390x",
-	"ppc64le": "ppc64le", "ppc64el": "ppc64le", "powerpc64le": "ppc64le",
-	"ppc64": "ppc64", "powerpc64": "ppc64",
-	"riscv64":     "riscv64",
-	"loongarch64": "loongarch64", "loong64": "loongarch64",
-	"mips64el": "mips64el", "mips64le": "mips64el",
-	"arm": "arm", "armhf": "arm", "armel": "arm", "armv7l": "arm", "armv7": "arm", "armv6l": "arm",
-	"i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "386": "i386", "x86": "i386",
+// arches lists the architectures btfembed knows kernels of: each by its
+// canonical name, the one BTFHub uses for its directories (also uname -m
+// where the two agree), with the byte order its kernels run in and the
+// other spellings met in the field (uname -m, Debian and RPM architecture
+// names, Go's GOARCH). It is the one list of them: the generator pairs BPF
+// objects with kernels by it, and the runtime keys the running kernel by it.
+var arches = []struct {
+	name    string
+	order   binary.ByteOrder
+	aliases []string
+}{
+	{"arm", binary.LittleEndian, []string{"armhf", "armel", "armv7l", "armv7", "armv6l"}},
+	{"arm64", binary.LittleEndian, []string{"aarch64", "armv8", "armv8l"}},
+	{"i386", binary.LittleEndian, []string{"i486", "i586", "i686", "386", "x86"}},
+	{"loongarch64", binary.LittleEndian, []string{"loong64"}},
+	{"mips64el", binary.LittleEndian, []string{"mips64le"}},
+	{"ppc64", binary.BigEndian, []string{"powerpc64"}},
+	{"ppc64le", binary.LittleEndian, []string{"ppc64el", "powerpc64le"}},
+	{"riscv64", binary.LittleEndian, nil},
+	{"s390x", binary.BigEndian, []string{"s390"}},
+	{"x86_64", binary.LittleEndian, []string{"amd64", "x86-64", "x64"}},
 }
 
-// NormalizeArch returns the canonical name of an architecture (x86_64,
-// arm64, s390x, ppc64le, ppc64, riscv64, loongarch64, mips64el, arm, i386)
-// and true, or s unchanged and false for a spelling it does not know. The
-// generator keys embedded kernels with it and the runtime keys the running
-// kernel with it, so both sides agree.
+// archIndex maps every spelling in arches, the canonical names included,
+// to its entry.
+var archIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, a := range arches {
+		m[a.name] = i
+		for _, alias := range a.aliases {
+			m[alias] = i
+		}
+	}
+	return m
+}()
+
+// NormalizeArch returns the canonical name of an architecture (one of
+// Arches) and true, or s unchanged and false for a spelling it does not
+// know. The generator keys embedded kernels with it and the runtime keys
+// the running kernel with it, so both sides agree.
 func NormalizeArch(s string) (string, bool) {
-	if a, ok := archAliases[strings.ToLower(s)]; ok {
-		return a, true
+	if i, ok := archIndex[strings.ToLower(s)]; ok {
+		return arches[i].name, true
 	}
 	return s, false
+}
+
+// Arches returns the canonical names of the architectures NormalizeArch
+// knows, sorted: x86_64, arm64, s390x, ppc64le, ppc64, riscv64,
+// loongarch64, mips64el, arm and i386. The generator pairs generic BPF
+// objects with the kernels of all of them.
+func Arches() []string {
+	names := make([]string, len(arches))
+	for i, a := range arches {
+		names[i] = a.name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ByteOrder returns the byte order that kernels of arch, in any spelling
+// NormalizeArch knows, run in, and true; nil and false for an unknown
+// architecture. A BPF object runs only on kernels of its own byte order.
+func ByteOrder(arch string) (binary.ByteOrder, bool) {
+	if i, ok := archIndex[strings.ToLower(arch)]; ok {
+		return arches[i].order, true
+	}
+	return nil, false
 }

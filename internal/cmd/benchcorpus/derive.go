@@ -27,35 +27,17 @@ func derive(src *source, i int) ([]byte, error) {
 		r.Values = slices.Clone(r.Values)
 		return r
 	}
-	pick := func(ok func(*rawbtf.Record) bool) int {
-		for range 1000 {
-			if idx := rng.IntN(len(recs)); ok(&recs[idx]) {
-				return idx
-			}
-		}
-		return -1
-	}
-	isStruct := func(r *rawbtf.Record) bool { return r.Kind == rawbtf.KindStruct && r.Name != "" && len(r.Members) >= 2 }
+	pickStruct := func() int { return src.structs[rng.IntN(len(src.structs))] }
 
 	if len(src.hot) > 0 && rng.IntN(2) == 0 {
 		shiftMembers(edit(src.hot[rng.IntN(len(src.hot))]), rng)
 	}
-	targets := make([]int, 0, swaps)
-	for len(targets) < swaps {
-		if idx := pick(isStruct); idx >= 0 {
-			targets = append(targets, idx)
-		}
-	}
-	for _, idx := range targets {
-		swapMembers(edit(idx), rng)
+	for range swaps {
+		swapMembers(edit(pickStruct()), rng)
 	}
 
 	for range renames {
-		idx := pick(isStruct)
-		if idx < 0 {
-			continue
-		}
-		r := edit(idx)
+		r := edit(pickStruct())
 		m := &r.Members[rng.IntN(len(r.Members))]
 		if m.Name != "" {
 			m.Name = "__" + m.Name
@@ -63,13 +45,10 @@ func derive(src *source, i int) ([]byte, error) {
 	}
 
 	for range enumAdds {
-		idx := pick(func(r *rawbtf.Record) bool {
-			return r.Kind == rawbtf.KindEnum && r.SizeType == 4 && len(r.Values) > 0 && len(r.Values) < 0xffff
-		})
-		if idx < 0 {
-			continue
+		if len(src.enums) == 0 {
+			break
 		}
-		r := edit(idx)
+		r := edit(src.enums[rng.IntN(len(src.enums))])
 		last := r.Values[len(r.Values)-1]
 		r.Values = append(r.Values, rawbtf.EnumValue{Name: fmt.Sprintf("%s_BENCH%d", last.Name, i), Value: uint64(uint32(last.Value + 1))})
 	}

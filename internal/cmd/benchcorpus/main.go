@@ -113,8 +113,13 @@ type source struct {
 	// ones that can be removed.
 	unreferenced []int
 	// hot are the indices of commonly relocated structs.
-	hot   []int
-	intID rawbtf.TypeID
+	hot []int
+	// structs are the indices of the named structs with two members or
+	// more, whose members derive swaps and renames; enums those of the
+	// 4-byte enums with room for one more value, which it extends. Listed
+	// once so that derive picks among them and ends on any kernel.
+	structs, enums []int
+	intID          rawbtf.TypeID
 }
 
 func loadSources(dir string) ([]*source, error) {
@@ -165,6 +170,12 @@ func decode(k *corpus.Kernel) (*source, error) {
 		if r.Kind == rawbtf.KindStruct && hotNames[r.Name] {
 			s.hot = append(s.hot, int(id-1))
 		}
+		if r.Kind == rawbtf.KindStruct && r.Name != "" && len(r.Members) >= 2 {
+			s.structs = append(s.structs, int(id-1))
+		}
+		if r.Kind == rawbtf.KindEnum && r.SizeType == 4 && len(r.Values) > 0 && len(r.Values) < 0xffff {
+			s.enums = append(s.enums, int(id-1))
+		}
 		s.records = append(s.records, r)
 	}
 	for i, r := range s.records {
@@ -174,6 +185,9 @@ func decode(k *corpus.Kernel) (*source, error) {
 	}
 	if s.intID == 0 {
 		return nil, errors.New("no int type")
+	}
+	if len(s.structs) == 0 {
+		return nil, errors.New("no named struct with two members to edit")
 	}
 	return s, nil
 }

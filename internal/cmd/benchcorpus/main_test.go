@@ -3,15 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // TestDerive: the derived kernels are distinct, valid BTF that both
@@ -81,5 +84,48 @@ func TestRelease(t *testing.T) {
 		if got := release(c.src, c.i); got != c.want {
 			t.Errorf("release(%q, %d) = %q, want %q", c.src, c.i, got, c.want)
 		}
+	}
+}
+
+// TestDecodeRefuses: a kernel derive could not edit is refused when it is
+// read, with the reason, rather than derived from forever.
+func TestDecodeRefuses(t *testing.T) {
+	intType := rawbtf.Record{Kind: rawbtf.KindInt, Name: "int", SizeType: 4, Int: rawbtf.IntEnc{Encoding: rawbtf.IntSigned, Bits: 32}}
+	oneMember := rawbtf.Record{Kind: rawbtf.KindStruct, Name: "s", SizeType: 4, Members: []rawbtf.Member{{Name: "a", Type: 1}}}
+	twoMembers := rawbtf.Record{Kind: rawbtf.KindStruct, Name: "s", SizeType: 8, Members: []rawbtf.Member{{Name: "a", Type: 1}, {Name: "b", Type: 1, BitOffset: 32}}}
+	anonymous := twoMembers
+	anonymous.Name = ""
+	for _, tc := range []struct {
+		name    string
+		records []rawbtf.Record
+		wantErr string
+	}{
+		{"no struct", []rawbtf.Record{intType}, "no named struct"},
+		{"one member", []rawbtf.Record{intType, oneMember}, "no named struct"},
+		{"anonymous", []rawbtf.Record{intType, anonymous}, "no named struct"},
+		{"no int", []rawbtf.Record{{Kind: rawbtf.KindInt, Name: "long", SizeType: 8, Int: rawbtf.IntEnc{Encoding: rawbtf.IntSigned, Bits: 64}}, twoMembers}, "no int type"},
+		{"editable", []rawbtf.Record{intType, twoMembers}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc := rawbtf.NewEncoder(binary.LittleEndian, nil)
+			for _, r := range tc.records {
+				if _, err := enc.Add(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src, err := decode(&corpus.Kernel{VMLinux: enc.Bytes()})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := derive(src, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -1,8 +1,11 @@
-package encode
+package encode_test
 
 import (
 	"io"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // BenchmarkPayloadSize reports the payload size for the -minbtf kernels
@@ -10,25 +13,25 @@ import (
 // `tar | xz -9` of them and BTFHub-style per-kernel .btf.tar.xz files
 // (when xz is installed). It measures bytes, not time.
 func BenchmarkPayloadSize(b *testing.B) {
-	entries := testEntries(b)
+	entries := payloadtest.Entries(b)
 	raw := 0
-	var single [][]Entry
+	var single [][]encode.Entry
 	for _, e := range entries {
 		raw += len(e.VMLinux)
-		single = append(single, []Entry{e})
+		single = append(single, []encode.Entry{e})
 	}
 	metrics := map[string]int{"kernels": len(entries), "raw-bytes": raw}
-	if solid, ok := tarXZ(b, [][]Entry{entries}); ok {
+	if solid, ok := tarXZ(b, [][]encode.Entry{entries}); ok {
 		metrics["tar-xz9-bytes"] = solid
 		metrics["per-kernel-tar-xz9-bytes"], _ = tarXZ(b, single)
 	}
-	for name, opts := range map[string]*Options{
-		"zstd-per-blob":        {MaxDictSize: -1, noPack: true},
-		"zstd-dict":            {noPack: true},
+	for name, opts := range map[string]*encode.Options{
+		"zstd-per-blob":        encode.WithoutPacking(encode.Options{MaxDictSize: -1}),
+		"zstd-dict":            encode.WithoutPacking(encode.Options{}),
 		"packed-zstd-per-blob": {MaxDictSize: -1},
 		"payload":              nil,
 	} {
-		metrics[name+"-bytes"] = len(encodePayload(b, entries, opts))
+		metrics[name+"-bytes"] = len(payloadtest.Encode(b, entries, opts))
 	}
 	for b.Loop() {
 	}
@@ -39,10 +42,10 @@ func BenchmarkPayloadSize(b *testing.B) {
 
 // BenchmarkEncode is the generator's last step for the -minbtf kernels.
 func BenchmarkEncode(b *testing.B) {
-	entries := testEntries(b)
+	entries := payloadtest.Entries(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Write(io.Discard, entries, nil); err != nil {
+		if err := encode.Write(io.Discard, entries, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package encode
+package encode_test
 
 import (
 	"archive/tar"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -17,10 +19,10 @@ import (
 // decode to its input.
 func TestEncodeBasedDictionaries(t *testing.T) {
 	m := testmod(t)
-	entries := append(slices.Clone(testEntries(t)),
-		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
-	b := encodePayload(t, entries, &Options{MaxDictSize: 1})
+	entries := append(slices.Clone(payloadtest.Entries(t)),
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	b := payloadtest.Encode(t, entries, &encode.Options{MaxDictSize: 1})
 	all, err := open(t, b).Entries()
 	if err != nil {
 		t.Fatal(err)
@@ -45,11 +47,11 @@ func TestEncodeBasedDictionaries(t *testing.T) {
 }
 
 func TestEncodeDeterministic(t *testing.T) {
-	entries := testEntries(t)
-	want := encodePayload(t, entries, nil)
+	entries := payloadtest.Entries(t)
+	want := payloadtest.Encode(t, entries, nil)
 	shuffled := slices.Clone(entries)
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	if got := encodePayload(t, shuffled, nil); !bytes.Equal(got, want) {
+	if got := payloadtest.Encode(t, shuffled, nil); !bytes.Equal(got, want) {
 		t.Fatal("payload depends on entry order")
 	}
 }
@@ -57,11 +59,11 @@ func TestEncodeDeterministic(t *testing.T) {
 // TestEncodeDedup embeds the same BTF under a second key: the payload may
 // grow by index bytes, not by another copy of the blob.
 func TestEncodeDedup(t *testing.T) {
-	entries := testEntries(t)
-	once := encodePayload(t, entries, nil)
+	entries := payloadtest.Entries(t)
+	once := payloadtest.Encode(t, entries, nil)
 	dup := entries[0]
 	dup.Key.Distro = "ubuntu"
-	twice := encodePayload(t, append(slices.Clone(entries), dup), nil)
+	twice := payloadtest.Encode(t, append(slices.Clone(entries), dup), nil)
 	if grew := len(twice) - len(once); grew > 64 {
 		t.Errorf("payload grew by %d bytes for a duplicate blob", grew)
 	}
@@ -80,20 +82,20 @@ func TestEncodeDedup(t *testing.T) {
 }
 
 func TestEncodeRejects(t *testing.T) {
-	e := testEntries(t)[0]
+	e := payloadtest.Entries(t)[0]
 	noRelease := e
 	noRelease.Key.Release = ""
 	badModule := e
-	badModule.Modules = []Module{{Name: "../etc", Split: e.VMLinux}}
+	badModule.Modules = []encode.Module{{Name: "../etc", Split: e.VMLinux}}
 	noBTF := e
 	noBTF.VMLinux = nil
-	for name, entries := range map[string][]Entry{
+	for name, entries := range map[string][]encode.Entry{
 		"duplicate key": {e, e},
 		"no release":    {noRelease},
 		"module name":   {badModule},
 		"no vmlinux":    {noBTF},
 	} {
-		if err := Write(&bytes.Buffer{}, entries, nil); err == nil {
+		if err := encode.Write(&bytes.Buffer{}, entries, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -101,7 +103,7 @@ func TestEncodeRejects(t *testing.T) {
 
 // tarXZ returns the size of `tar c | xz -9` of the entries' vmlinux BTF,
 // one tar per group, summed; ok is false without an xz binary.
-func tarXZ(tb testing.TB, groups [][]Entry) (size int, ok bool) {
+func tarXZ(tb testing.TB, groups [][]encode.Entry) (size int, ok bool) {
 	tb.Helper()
 	xz, err := exec.LookPath("xz")
 	if err != nil {
@@ -136,12 +138,12 @@ func tarXZ(tb testing.TB, groups [][]Entry) (size int, ok bool) {
 // TestPayloadSmallerThanTarXZ holds the payload to its goal: smaller than
 // a solid `tar | xz -9` of the same minimized BTF.
 func TestPayloadSmallerThanTarXZ(t *testing.T) {
-	entries := testEntries(t)
-	solid, ok := tarXZ(t, [][]Entry{entries})
+	entries := payloadtest.Entries(t)
+	solid, ok := tarXZ(t, [][]encode.Entry{entries})
 	if !ok {
 		t.Skip("no xz binary")
 	}
-	payload := len(encodePayload(t, entries, nil))
+	payload := len(payloadtest.Encode(t, entries, nil))
 	t.Logf("%d kernels: payload %d bytes, tar | xz -9 %d bytes", len(entries), payload, solid)
 	if payload >= solid {
 		t.Errorf("payload of %d bytes is not smaller than tar | xz -9 (%d bytes)", payload, solid)
