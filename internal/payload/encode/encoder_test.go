@@ -1,4 +1,4 @@
-package encode
+package encode_test
 
 import (
 	"runtime"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -17,15 +19,15 @@ import (
 // above what it held before, as it did when an encoder outlived its use.
 func TestEncodeOneEncoderAtATime(t *testing.T) {
 	m := testmod(t)
-	entries := append(slices.Clone(testEntries(t)),
-		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
-	opts := &Options{MaxDictSize: 1}
-	encodePayload(t, entries, opts) // load whatever Write loads once
+	entries := append(slices.Clone(payloadtest.Entries(t)),
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	opts := &encode.Options{MaxDictSize: 1}
+	payloadtest.Encode(t, entries, opts) // load whatever Write loads once
 
-	grew := peakHeapGrowth(func() { encodePayload(t, entries, opts) })
-	if grew > maxEncoderBytes*3/2 {
-		t.Errorf("the heap grew by %d MiB while encoding; one encoder is about %d MiB", grew>>20, maxEncoderBytes>>20)
+	grew := peakHeapGrowth(func() { payloadtest.Encode(t, entries, opts) })
+	if grew > encode.MaxEncoderBytes*3/2 {
+		t.Errorf("the heap grew by %d MiB while encoding; one encoder is about %d MiB", grew>>20, encode.MaxEncoderBytes>>20)
 		return
 	}
 	t.Logf("the heap grew by at most %d MiB while encoding", grew>>20)

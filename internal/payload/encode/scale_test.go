@@ -1,4 +1,4 @@
-package encode
+package encode_test
 
 import (
 	"bytes"
@@ -10,18 +10,20 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
 // benchPayloads are the payloads named by $BTFEMBED_BENCH_PAYLOADS (a list,
 // as for runtime's BenchmarkSelectScale: scripts/bench-cache.sh keeps the
 // payload of each corpus it measures), with the entries each holds.
-func benchPayloads(tb testing.TB) map[string][]Entry {
+func benchPayloads(tb testing.TB) map[string][]encode.Entry {
 	tb.Helper()
 	env := os.Getenv("BTFEMBED_BENCH_PAYLOADS")
 	if env == "" {
 		tb.Skip("$BTFEMBED_BENCH_PAYLOADS names no payload")
 	}
-	out := map[string][]Entry{}
+	out := map[string][]encode.Entry{}
 	for _, path := range filepath.SplitList(env) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -33,7 +35,7 @@ func benchPayloads(tb testing.TB) map[string][]Entry {
 }
 
 // decodeEntries is every entry of payload b with its raw blobs.
-func decodeEntries(tb testing.TB, b []byte) []Entry {
+func decodeEntries(tb testing.TB, b []byte) []encode.Entry {
 	tb.Helper()
 	p := open(tb, b)
 	all, err := p.Entries()
@@ -47,11 +49,11 @@ func decodeEntries(tb testing.TB, b []byte) []Entry {
 		}
 		return bytes.Clone(raw)
 	}
-	entries := make([]Entry, len(all))
+	entries := make([]encode.Entry, len(all))
 	for i, e := range all {
-		entries[i] = Entry{Key: e.Key, VMLinux: blob(e.VMLinux)}
+		entries[i] = encode.Entry{Key: e.Key, VMLinux: blob(e.VMLinux)}
 		for _, m := range e.Modules {
-			em := Module{Name: m.Name, Split: blob(m.Split)}
+			em := encode.Module{Name: m.Name, Split: blob(m.Split)}
 			if m.HasBase {
 				em.Base = blob(m.Base)
 			}
@@ -70,7 +72,7 @@ func TestReencodeBenchPayloads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := encodePayload(t, entries, nil); !bytes.Equal(got, want) {
+		if got := payloadtest.Encode(t, entries, nil); !bytes.Equal(got, want) {
 			t.Errorf("%s: re-encoded to %d bytes that differ from its %d", path, len(got), len(want))
 		}
 	}
@@ -88,7 +90,7 @@ func BenchmarkEncodeScale(b *testing.B) {
 			var peak int64
 			for b.Loop() {
 				peak = max(peak, peakHeapGrowth(func() {
-					if err := Write(io.Discard, entries, nil); err != nil {
+					if err := encode.Write(io.Discard, entries, nil); err != nil {
 						b.Fatal(err)
 					}
 				}))
