@@ -68,6 +68,11 @@ type kernelResult struct {
 // processCached is process through the cache: a kernel whose result the
 // cache holds is not processed, and a new result is stored once it is
 // verified. kc may be nil.
+//
+// The result it returns no longer holds what only the cache needs: the
+// outcomes' candidates and errors refer into the kernel's full BTF, so
+// keeping them until the payload is written held every kernel's raw BTF
+// (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
 	if kc != nil {
 		if kr, ok := kc.cached(k); ok {

@@ -36,8 +36,9 @@ measure() { # label cache-dir output-dir
 		"$work/btfembed" -q -workers 2 -corpus "$corpus" -pkg x -output "$3/x.go" -report "$3/r.json" "${objs[@]}" 2>"$work/log" ||
 		{ cat "$work/log" >&2; exit 1; }
 	read -r wall user sys rss <"$work/time"
-	printf '%-6s wall %6.2f s  CPU %6.2f s (user %.2f + sys %.2f)  peak RSS %4d MB  %s\n' \
-		"$1" "$wall" "$(echo "$user + $sys" | bc)" "$user" "$sys" $((rss / 1024)) "$(tail -1 "$work/log" | sed 's/: wrote.*//; s/^btfembed: //')"
+	cpu=$(echo "$user + $sys" | bc)
+	printf '%-6s wall %6.2f s  CPU %6.2f s (user %.2f + sys %.2f, %.2f ms per kernel)  peak RSS %4d MB  %s\n' \
+		"$1" "$wall" "$cpu" "$user" "$sys" "$(echo "1000 * $cpu / $n" | bc -l)" $((rss / 1024)) "$(tail -1 "$work/log" | sed 's/: wrote.*//; s/^btfembed: //')"
 }
 measure cold "$work/cache" "$work/cold"
 measure warm "$work/cache" "$work/warm"
@@ -47,6 +48,7 @@ for f in x.go x.btfembed r.json; do
 done
 bytes=$(stat -c %s "$work/off/x.btfembed")
 echo "outputs byte-identical; payload $bytes bytes for $n kernels: $((bytes / n)) bytes per kernel; cache $(du -sh "$work/cache" | cut -f1)"
-echo "Select on this payload: BTFEMBED_BENCH_PAYLOADS=<payload> go test ./runtime -run X -bench SelectScale"
+echo "Select on this payload: BTFEMBED_BENCH_PAYLOADS=<payload> go test ./runtime -run X -bench SelectScale -benchtime 300x"
+echo "the encoding step's peak heap: BTFEMBED_BENCH_PAYLOADS=<payload> go test ./internal/payload/encode -run X -bench EncodeScale -benchtime 3x"
 cp "$work/off/x.btfembed" "${BENCH_DIR:-/tmp}/btfembed-bench-$n-$format.btfembed"
 echo "payload kept as ${BENCH_DIR:-/tmp}/btfembed-bench-$n-$format.btfembed"

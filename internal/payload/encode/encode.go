@@ -9,9 +9,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sync"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -122,16 +119,18 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 		return err
 	}
 	dir, blocks := ix.Marshal(len(data))
-	frames := make([][]byte, len(blocks))
-	var blocksLen int
-	for i, bl := range blocks {
+	for _, bl := range blocks {
 		if len(bl) > payload.MaxBlobLen {
 			return fmt.Errorf("index block of %d bytes exceeds the %d-byte limit", len(bl), payload.MaxBlobLen)
 		}
-		if frames[i], err = compressPlain(bl); err != nil {
-			return err
-		}
-		blocksLen += len(frames[i])
+	}
+	frames, err := compressPlain(blocks...)
+	if err != nil {
+		return err
+	}
+	var blocksLen int
+	for _, f := range frames {
+		blocksLen += len(f)
 	}
 	dir = payload.AppendFrames(dir, frames, blocks)
 	if len(dir) > payload.MaxBlobLen || blocksLen > payload.MaxBlobLen || len(data) > math.MaxUint32 {
@@ -239,14 +238,25 @@ type compressor struct {
 
 // alone compresses each blob on its own.
 func (c *compressor) alone(members []uint64) error {
-	enc, err := plainEncoder()
+	forms := make([][]byte, len(members))
+	for j, i := range members {
+		forms[j] = c.blobs[i].form()
+	}
+	frames, err := compressPlain(forms...)
 	if err != nil {
 		return err
 	}
-	for _, i := range members {
-		c.place(i, 0, enc)
+	for j, i := range members {
+		c.place(i, 0, frames[j])
 	}
 	return nil
+}
+
+// delta is a blob to be stored as its difference to a dictionary: z is
+// its frame against it.
+type delta struct {
+	blob uint64
+	z    []byte
 }
 
 // group compresses a group's blobs, in first-use order (entries are
@@ -258,18 +268,26 @@ func (c *compressor) alone(members []uint64) error {
 // Once the dictionary is full, a blob is stored as its difference to it,
 // unless that difference is more than 1/repThreshold of the blob: then the
 // blob starts a new dictionary.
+//
+// The one encoder alive (see encoder) is the current dictionary's, from
+// when it is full until it is flushed; the frames it made are kept (each
+// at most a quarter of its blob), so it is released before storeDict
+// makes its own.
 func (c *compressor) group(members []uint64, maxDict int) error {
 	var dict []byte
 	reps := map[uint64]uint64{} // representative -> offset in dict
-	var deltas []uint64         // blobs stored against dict
-	var enc *zstd.Encoder       // encodes with dict, once it is full
-	defer func() {
+	var deltas []delta          // blobs stored against dict
+	var enc *encoder            // encodes with dict, once it is full
+	release := func() {
 		if enc != nil {
-			enc.Close()
+			enc.release()
+			enc = nil
 		}
-	}()
+	}
+	defer release()
 	var bases []uint64 // the group's dictionaries stored on their own
 	flush := func() error {
+		release()
 		if len(dict) == 0 {
 			return nil
 		}
@@ -284,20 +302,14 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		if base == 0 {
 			bases = append(bases, dictNo)
 		}
-		if enc == nil {
-			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(dictNo), dict)); err != nil {
-				return err
-			}
-		}
 		for i, off := range reps {
 			form := c.blobs[i].form()
 			c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecSlice, Dict: dictNo, Off: off, N: uint64(len(form))})
 		}
-		for _, i := range deltas {
-			c.place(i, dictNo, enc)
+		for _, d := range deltas {
+			c.place(d.blob, dictNo, d.z)
 		}
-		enc.Close()
-		dict, reps, deltas, enc = nil, map[uint64]uint64{}, nil, nil
+		dict, reps, deltas = nil, map[uint64]uint64{}, nil
 		return nil
 	}
 	for _, i := range members {
@@ -311,13 +323,15 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 			var err error
 			// The dictionary ID is fixed when the dictionary is
 			// flushed; number it ahead.
-			if enc, err = newEncoder(zstd.WithEncoderDictRaw(uint32(len(c.ix.Dicts)+1), dict)); err != nil {
+			if enc, err = newEncoder(uint32(len(c.ix.Dicts)+1), dict); err != nil {
 				return err
 			}
 		}
-		if enc != nil && len(enc.EncodeAll(form, nil))*repThreshold <= len(form) {
-			deltas = append(deltas, i)
-			continue
+		if enc != nil {
+			if z := enc.EncodeAll(form, nil); len(z)*repThreshold <= len(form) {
+				deltas = append(deltas, delta{i, z})
+				continue
+			}
 		}
 		if err := flush(); err != nil {
 			return err
@@ -339,34 +353,34 @@ const maxBaseTries = 4
 // used (dictionary number, 0 for none). Bases are never chained further,
 // so reading a blob takes at most two dictionaries.
 func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, error) {
-	best, err := compressPlain(dict)
+	plain, err := compressPlain(dict)
 	if err != nil {
 		return nil, 0, err
 	}
+	best := plain[0]
 	var bestBase uint64
 	tries := bases
 	if len(bases) > maxBaseTries {
 		tries = append([]uint64{bases[0]}, bases[len(bases)-maxBaseTries+1:]...)
 	}
 	for _, no := range tries {
-		enc, err := newEncoder(zstd.WithEncoderDictRaw(uint32(no), c.dictContent[no-1]))
+		enc, err := newEncoder(uint32(no), c.dictContent[no-1])
 		if err != nil {
 			return nil, 0, err
 		}
 		if z := enc.EncodeAll(dict, nil); len(z) < len(best) {
 			best, bestBase = z, no
 		}
-		enc.Close()
+		enc.release()
 	}
 	return best, bestBase, nil
 }
 
-// place compresses blob i with enc, which uses dictionary dictNo (0: none),
-// and appends it to the data area, or stores it as is where compression
-// does not pay.
-func (c *compressor) place(i, dictNo uint64, enc *zstd.Encoder) {
+// place appends blob i to the data area as z, its frame against
+// dictionary dictNo (0: none), or as is where compression does not pay.
+func (c *compressor) place(i, dictNo uint64, z []byte) {
 	form := c.blobs[i].form()
-	if z := enc.EncodeAll(form, nil); len(z) < len(form) {
+	if len(z) < len(form) {
 		c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecZstd, Dict: dictNo, Off: uint64(len(c.data)), N: uint64(len(z))})
 		c.data = append(c.data, z...)
 		return
@@ -383,27 +397,6 @@ func (c *compressor) record(i uint64, w payload.BlobRecord) payload.BlobRecord {
 		w.PackedLen = uint64(len(p.packed))
 	}
 	return w
-}
-
-func newEncoder(opts ...zstd.EOption) (*zstd.Encoder, error) {
-	base := []zstd.EOption{
-		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
-		zstd.WithEncoderCRC(false), // the payload has its own checksum
-		zstd.WithEncoderConcurrency(1),
-	}
-	return zstd.NewWriter(nil, append(base, opts...)...)
-}
-
-// plainEncoder compresses without a dictionary; EncodeAll is safe for
-// concurrent use, and a best-compression encoder is costly to set up.
-var plainEncoder = sync.OnceValues(func() (*zstd.Encoder, error) { return newEncoder() })
-
-func compressPlain(b []byte) ([]byte, error) {
-	enc, err := plainEncoder()
-	if err != nil {
-		return nil, err
-	}
-	return enc.EncodeAll(b, nil), nil
 }
 
 // Entry is the BTF of one kernel, to be embedded.

@@ -1,0 +1,67 @@
+package encode_test
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// TestEncodeOneEncoderAtATime encodes a payload that takes several
+// dictionaries, the later ones tried against the earlier (so it makes an
+// encoder per dictionary, per tried base and for the plain frames), and
+// watches the heap meanwhile: it must never hold two encoders' worth
+// above what it held before, as it did when an encoder outlived its use.
+func TestEncodeOneEncoderAtATime(t *testing.T) {
+	m := testmod(t)
+	entries := append(slices.Clone(payloadtest.Entries(t)),
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	opts := &encode.Options{MaxDictSize: 1}
+	payloadtest.Encode(t, entries, opts) // load whatever Write loads once
+
+	grew := peakHeapGrowth(func() { payloadtest.Encode(t, entries, opts) })
+	if grew > encode.MaxEncoderBytes*3/2 {
+		t.Errorf("the heap grew by %d MiB while encoding; one encoder is about %d MiB", grew>>20, encode.MaxEncoderBytes>>20)
+		return
+	}
+	t.Logf("the heap grew by at most %d MiB while encoding", grew>>20)
+}
+
+// peakHeapGrowth runs f and returns by how much the heap (live objects
+// and garbage not yet collected) grew over what it was before, at most,
+// sampled every 50 µs.
+func peakHeapGrowth(f func()) int64 {
+	runtime.GC()
+	before := heapObjects()
+	peak := make(chan uint64)
+	stop := make(chan struct{})
+	go func() {
+		var most uint64
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			default:
+			}
+			most = max(most, heapObjects())
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	f()
+	close(stop)
+	return int64(<-peak) - int64(before)
+}
+
+// heapObjects is the bytes of heap objects, live or not yet collected.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
