@@ -1,14 +1,14 @@
 package corereloc
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/ciliumcore"
 )
 
 // Mismatch is a relocation that cilium/ebpf resolves differently against
@@ -64,15 +64,7 @@ func VerifyCollection(name string, coll *ebpf.CollectionSpec, full, min []*btf.S
 	var out []Mismatch
 	for _, pname := range progs {
 		prog := coll.Programs[pname]
-		var relos []*btf.CORERelocation
-		var insns []int
-		iter := prog.Instructions.Iterate()
-		for iter.Next() {
-			if relo := btf.CORERelocationMetadata(iter.Ins); relo != nil {
-				relos = append(relos, relo)
-				insns = append(insns, iter.Index)
-			}
-		}
+		relos, insns := ciliumcore.Relocations(prog.Instructions)
 		if len(relos) == 0 {
 			continue
 		}
@@ -108,12 +100,7 @@ func (r relocation) String() string {
 // relocate runs cilium/ebpf's relocation and renders each fixup, with the
 // target of target_type_id as the kind and name of the type.
 func relocate(relos []*btf.CORERelocation, targets []*btf.Spec, prog *ebpf.ProgramSpec) relocation {
-	bo := prog.ByteOrder
-	if bo == nil {
-		bo = binary.NativeEndian // as cilium/ebpf's loader does
-	}
-	var b btf.Builder
-	fixups, err := btf.CORERelocate(relos, targets, bo, b.Add)
+	fixups, err := ciliumcore.Relocate(prog, relos, targets)
 	if err != nil {
 		return relocation{err: err.Error()}
 	}
@@ -122,21 +109,9 @@ func relocate(relos []*btf.CORERelocation, targets []*btf.Spec, prog *ebpf.Progr
 		s := f.String()
 		if v, ok := strings.CutPrefix(s, TypeIDTarget.String()+"="); ok && !strings.HasSuffix(s, "=poison") {
 			local, target, _ := strings.Cut(v, "->")
-			s = TypeIDTarget.String() + "=" + local + "->" + describeType(targets[0], target)
+			s = TypeIDTarget.String() + "=" + local + "->" + ciliumcore.DescribeTypeID(targets[0], target)
 		}
 		out.fixups[i] = s
 	}
 	return out
-}
-
-func describeType(spec *btf.Spec, id string) string {
-	n, err := strconv.ParseUint(id, 10, 32)
-	if err != nil {
-		return "bad id " + id
-	}
-	t, err := spec.TypeByID(btf.TypeID(n))
-	if err != nil {
-		return fmt.Sprintf("id %d: %v", n, err)
-	}
-	return fmt.Sprintf("%T %q", t, t.TypeName())
 }

@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/ciliumcore"
 )
 
 //go:embed loader/loader.c
@@ -145,7 +146,7 @@ func parse(out []byte, obj, target string) (*Decisions, error) {
 						return nil, fmt.Errorf("%s: %w", target, err)
 					}
 				}
-				msg = strings.TrimSuffix(msg, p[1]) + describe(spec, p[1])
+				msg = strings.TrimSuffix(msg, p[1]) + ciliumcore.DescribeTypeID(spec, p[1])
 			}
 		case strings.HasPrefix(msg, "substituting insn"), strings.HasPrefix(msg, "failed to relocate"):
 		default:
@@ -165,19 +166,6 @@ func parse(out []byte, obj, target string) (*Decisions, error) {
 		}
 	}
 	return d, nil
-}
-
-// describe names target type id of spec by kind and name.
-func describe(spec *btf.Spec, id string) string {
-	n, err := strconv.ParseUint(id, 10, 32)
-	if err != nil {
-		return "bad id " + id
-	}
-	t, err := spec.TypeByID(btf.TypeID(n))
-	if err != nil {
-		return fmt.Sprintf("id %d: %v", n, err)
-	}
-	return fmt.Sprintf("%T %q", t, t.TypeName())
 }
 
 // Diff lists, sorted, every relocation whose decision differs between a

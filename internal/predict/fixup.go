@@ -1,7 +1,6 @@
 package predict
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +10,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/ciliumcore"
 )
 
 // relocate applies the fixups cilium/ebpf computes for targets to a copy
@@ -25,26 +26,14 @@ import (
 // depends on the relocations and the targets only, not an instruction's.
 func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ asm.Instructions, _ map[int]string, _ map[int]uint64, refused bool, _ error) {
 	insns := prog.Copy().Instructions
-	var relos []*btf.CORERelocation
-	var at []int
-	for i := range insns {
-		if relo := btf.CORERelocationMetadata(&insns[i]); relo != nil {
-			relos = append(relos, relo)
-			at = append(at, i)
-		}
-	}
+	relos, at := ciliumcore.Relocations(insns)
 	poisoned := map[int]string{}
 	if len(relos) == 0 {
 		return insns, poisoned, nil, false, nil
 	}
-	bo := prog.ByteOrder
-	if bo == nil {
-		bo = binary.NativeEndian // as cilium/ebpf's loader does
-	}
-	var b btf.Builder
-	fixups, err := btf.CORERelocate(relos, targets, bo, b.Add)
+	fixups, err := ciliumcore.Relocate(prog, relos, targets)
 	if err != nil {
-		return nil, nil, nil, true, relocationErrors(relos, targets, bo, err)
+		return nil, nil, nil, true, relocationErrors(prog, relos, targets, err)
 	}
 	var ids map[int]uint64
 	for i, f := range fixups {
@@ -82,7 +71,7 @@ func reloKind(relo *btf.CORERelocation) string {
 // depends on map order (it relocates per local type); relocating each
 // local type's relocations alone, in type ID order, gives every error,
 // in the same order on every run.
-func relocationErrors(relos []*btf.CORERelocation, targets []*btf.Spec, bo binary.ByteOrder, first error) error {
+func relocationErrors(prog *ebpf.ProgramSpec, relos []*btf.CORERelocation, targets []*btf.Spec, first error) error {
 	byType := map[uint64][]*btf.CORERelocation{}
 	for _, r := range relos {
 		id := uint64(0)
@@ -93,8 +82,7 @@ func relocationErrors(relos []*btf.CORERelocation, targets []*btf.Spec, bo binar
 	}
 	var errs []error
 	for _, id := range slices.Sorted(maps.Keys(byType)) {
-		var b btf.Builder
-		if _, err := btf.CORERelocate(byType[id], targets, bo, b.Add); err != nil {
+		if _, err := ciliumcore.Relocate(prog, byType[id], targets); err != nil {
 			errs = append(errs, err)
 		}
 	}
