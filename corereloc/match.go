@@ -79,6 +79,9 @@ func (res *Result) Outcome(i, j int) Outcome {
 	return res.outcomes[res.siteOutcome[i][j]]
 }
 
+// SiteRef names a site of a Result: Objects[Object].Sites[Site].
+type SiteRef struct{ Object, Site int }
+
 // Sites yields every site with its outcome, object by object, each
 // object's in order.
 func (res *Result) Sites() iter.Seq2[SiteRef, Outcome] {
@@ -101,22 +104,12 @@ type pending struct {
 	log  []touch
 }
 
-// SiteRef names a site of a Result: Objects[Object].Sites[Site].
-type SiteRef struct{ Object, Site int }
-
-// KernelTypeIDs lists the sites that resolve to a type ID of the running
-// kernel (bpf_core_type_id_kernel). An embedded BTF cannot serve them: its
-// IDs are not the kernel's.
-func (res *Result) KernelTypeIDs() []SiteRef {
-	var out []SiteRef
-	for i, obj := range res.Objects {
-		for j, s := range obj.Sites {
-			if obj.Relocations[s.Relocation].Kind == TypeIDTarget && res.Outcome(i, j).Status == Resolved {
-				out = append(out, SiteRef{i, j})
-			}
-		}
-	}
-	return out
+// KernelTypeID tells whether site j of Objects[i] resolves to a type ID
+// of the running kernel (bpf_core_type_id_kernel). An embedded BTF cannot
+// serve it: its IDs are not the kernel's.
+func (res *Result) KernelTypeID(i, j int) bool {
+	obj := res.Objects[i]
+	return obj.Relocations[obj.Sites[j].Relocation].Kind == TypeIDTarget && res.Outcome(i, j).Status == Resolved
 }
 
 // reloRef is a distinct relocation: Objects[obj].Relocations[idx].

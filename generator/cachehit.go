@@ -51,11 +51,13 @@ type cachedOutcome struct {
 	KernelTypeID   bool // a row of KernelReport.KernelTypeIDs
 }
 
-func newCachedOutcome(r *corereloc.Relocation, out corereloc.Outcome) cachedOutcome {
+// newCachedOutcome is what the rows say of site j of res.Objects[i].
+func newCachedOutcome(res *corereloc.Result, i, j int) cachedOutcome {
+	out := res.Outcome(i, j)
 	c := cachedOutcome{
 		Unresolved:   out.Status != corereloc.Resolved,
 		Status:       statusWord(out),
-		KernelTypeID: r.Kind == corereloc.TypeIDTarget && out.Status == corereloc.Resolved,
+		KernelTypeID: res.KernelTypeID(i, j),
 	}
 	if out.Err != nil {
 		c.Reason = out.Err.Error()
@@ -76,8 +78,8 @@ func (cr *cachedResult) fill(o *objects, set *relocationSet, kr *kernelResult) b
 			}
 		}
 		functions := map[string][]cachedOutcome{}
-		for j, s := range obj.Sites {
-			c := newCachedOutcome(&obj.Relocations[s.Relocation], kr.match.Outcome(i, j))
+		for j := range obj.Sites {
+			c := newCachedOutcome(kr.match, i, j)
 			if fn := set.function[i][j]; failed[fn] {
 				functions[fn] = append(functions[fn], c)
 				continue

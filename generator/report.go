@@ -109,8 +109,8 @@ type objectRows struct {
 func (o *objects) rows(res *corereloc.Result) []objectRows {
 	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
-		for j, s := range obj.Sites {
-			rows[i].add(o.names[i], obj, j, newCachedOutcome(&obj.Relocations[s.Relocation], res.Outcome(i, j)))
+		for j := range obj.Sites {
+			rows[i].add(o.names[i], obj, j, newCachedOutcome(res, i, j))
 		}
 	}
 	return rows
