@@ -56,10 +56,10 @@ type kernelResult struct {
 	report KernelReport
 	rows   []objectRows // the report's rows, object by object
 
-	// For the cache, from processing: Match's result (its outcomes), and
-	// per object the kernel type IDs of target_type_id relocations by
-	// program and instruction, and the programs btf.CORERelocate refused.
-	// processCached drops them: Match's result holds the full BTF.
+	// For the cache only, from processing: Match's result (its
+	// outcomes), and per object the kernel type IDs of target_type_id
+	// relocations by program and instruction, and the programs
+	// btf.CORERelocate refused. processCached drops them.
 	match       *corereloc.Result
 	typeIDs     []map[string]map[int]uint64
 	unrelocated []map[string]bool
@@ -69,9 +69,9 @@ type kernelResult struct {
 // cache holds is not processed, and a new result is stored once it is
 // verified. kc may be nil.
 //
-// The result it returns no longer holds what only the cache needs: the
-// outcomes' candidates and errors refer into the kernel's full BTF, so
-// keeping them until the payload is written held every kernel's raw BTF
+// The result it returns no longer holds what only the cache needs, even
+// without a cache: Match's result refers to the kernel's full BTF, so
+// keeping it until the payload is written held every kernel's raw BTF
 // (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
 	if kc != nil {
