@@ -60,10 +60,11 @@ type Object struct {
 	ByteOrder binary.ByteOrder
 	// Sites are the relocated instructions, section by section as in
 	// .BTF.ext, by instruction offset within a section: the sites of a
-	// function are adjacent (if .BTF.ext lists a section twice, its
-	// records are merged where it first appears).
+	// function are adjacent (if .BTF.ext lists a section twice, a
+	// function's later records join its first ones).
 	Sites []Site
-	// Relocations are the distinct relocations, in order of first site.
+	// Relocations are the distinct relocations, in the order .BTF.ext
+	// first names them.
 	Relocations []Relocation
 	// Functions are the functions holding sites, in order of first site.
 	Functions []Function
