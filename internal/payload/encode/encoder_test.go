@@ -3,13 +3,11 @@ package encode_test
 import (
 	"runtime"
 	"runtime/metrics"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestEncodeOneEncoderAtATime encodes a payload that takes several
@@ -18,10 +16,7 @@ import (
 // watches the heap meanwhile: it must never hold two encoders' worth
 // above what it held before, as it did when an encoder outlived its use.
 func TestEncodeOneEncoderAtATime(t *testing.T) {
-	m := testmod(t)
-	entries := append(slices.Clone(payloadtest.Entries(t)),
-		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	entries := multiDictEntries(t)
 	opts := &encode.Options{MaxDictSize: 1}
 	payloadtest.Encode(t, entries, opts) // load whatever Write loads once
 
