@@ -166,9 +166,9 @@ type listedPackage struct {
 //
 // It runs `go list -e -json`, the go command's documented interface,
 // itself: golang.org/x/tools/go/packages, which runs the same command
-// underneath, made the btfembed binary 2.6 MB larger (go/types and the
-// tables it needs) and its resident memory at start-up 0.8 MiB larger,
-// whatever the subcommand.
+// underneath, linked go/types into btfembed, making the binary larger and
+// its start-up memory higher, whatever the subcommand (measured in
+// docs/min-core-btf.md, "Speed").
 func goList(ctx context.Context, dir, goarch string) (*listedPackage, error) {
 	// -find: the package's own files are all that is needed, not its
 	// dependencies.

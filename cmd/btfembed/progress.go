@@ -32,8 +32,9 @@ type progress interface {
 // compared at a glance.
 //
 // The bar is github.com/vbauerster/mpb's: schollz/progressbar, used
-// before, linked net/http and crypto/tls into btfembed, 2.1 MB of binary
-// and 1.1 MiB of resident memory at start-up for every subcommand.
+// before, linked net/http and crypto/tls into btfembed, making the binary
+// larger and its start-up memory higher for every subcommand (measured in
+// docs/min-core-btf.md, "Speed").
 func newProgress(w io.Writer, terminal bool, interval time.Duration) progress {
 	start := time.Now()
 	if terminal {

@@ -11,16 +11,19 @@ import (
 
 const blockSize = 512
 
-// Member types, the header's typeflag byte.
-const (
-	TypeReg     = '0'
-	TypeLink    = '1'
-	TypeSymlink = '2'
-	TypeChar    = '3'
-	TypeBlock   = '4'
-	TypeDir     = '5'
-	TypeFifo    = '6'
+// TypeReg is the typeflag of a regular file, the one member type callers
+// look for.
+const TypeReg = '0'
 
+// The other member types, the header's typeflag byte: Next reads them to
+// know which members have no data.
+const (
+	typeLink     = '1'
+	typeSymlink  = '2'
+	typeChar     = '3'
+	typeBlock    = '4'
+	typeDir      = '5'
+	typeFifo     = '6'
 	typeRegOld   = '\x00' // pre-POSIX regular file
 	typePAX      = 'x'    // pax extended header for the next member
 	typePAXGlob  = 'g'    // pax global header
@@ -121,7 +124,7 @@ func (tr *Reader) Next() (*Header, error) {
 		case typeRegOld:
 			h.Typeflag = TypeReg
 			if strings.HasSuffix(h.Name, "/") {
-				h.Typeflag = TypeDir
+				h.Typeflag = typeDir
 			}
 		}
 		if name != "" {
@@ -131,7 +134,7 @@ func (tr *Reader) Next() (*Header, error) {
 			h.Size = paxSize
 		}
 		switch h.Typeflag {
-		case TypeLink, TypeSymlink, TypeChar, TypeBlock, TypeDir, TypeFifo:
+		case typeLink, typeSymlink, typeChar, typeBlock, typeDir, typeFifo:
 			h.Size = 0
 		}
 		tr.remain, tr.pad = h.Size, -h.Size&(blockSize-1)

@@ -27,43 +27,49 @@ type member struct {
 // readAll reads every member with this package's reader.
 func readAll(archive []byte) ([]member, error) {
 	tr := NewReader(bytes.NewReader(archive))
-	var ms []member
-	for {
+	return readMembers(tr, func() (string, byte, int64, error) {
 		h, err := tr.Next()
-		if err == io.EOF {
-			return ms, nil
-		}
 		if err != nil {
-			return ms, err
+			return "", 0, 0, err
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return ms, err
-		}
-		if int64(len(data)) != h.Size {
-			return ms, fmt.Errorf("%s: read %d bytes, header says %d", h.Name, len(data), h.Size)
-		}
-		ms = append(ms, member{h.Name, h.Typeflag, string(data)})
-	}
+		return h.Name, h.Typeflag, h.Size, nil
+	})
 }
 
-// readAllStd reads every member with archive/tar, the reference.
+// readAllStd reads every member with archive/tar, the reference. Its
+// header's size is left unchecked (-1): archive/tar keeps the size field
+// of members that have no data.
 func readAllStd(archive []byte) ([]member, error) {
 	tr := tar.NewReader(bytes.NewReader(archive))
+	return readMembers(tr, func() (string, byte, int64, error) {
+		h, err := tr.Next()
+		if err != nil {
+			return "", 0, 0, err
+		}
+		return h.Name, h.Typeflag, -1, nil
+	})
+}
+
+// readMembers reads members until next returns io.EOF, each member's data
+// from data, checking it against the size next gives unless that is -1.
+func readMembers(data io.Reader, next func() (name string, typeflag byte, size int64, err error)) ([]member, error) {
 	var ms []member
 	for {
-		h, err := tr.Next()
+		name, typeflag, size, err := next()
 		if err == io.EOF {
 			return ms, nil
 		}
 		if err != nil {
 			return ms, err
 		}
-		data, err := io.ReadAll(tr)
+		b, err := io.ReadAll(data)
 		if err != nil {
 			return ms, err
 		}
-		ms = append(ms, member{h.Name, h.Typeflag, string(data)})
+		if size >= 0 && int64(len(b)) != size {
+			return ms, fmt.Errorf("%s: read %d bytes, header says %d", name, len(b), size)
+		}
+		ms = append(ms, member{name, typeflag, string(b)})
 	}
 }
 

@@ -28,7 +28,6 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -47,6 +46,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/tarfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -229,15 +229,7 @@ func writeKernel(root, format string, src *source, i int) error {
 // the xz command, which is many times faster than Go's xz writer.
 func writeBTFHub(path, rel string, btf []byte) error {
 	var tarball bytes.Buffer
-	tw := tar.NewWriter(&tarball)
-	h := &tar.Header{Typeflag: tar.TypeReg, Name: rel + ".btf", Mode: 0o644, Size: int64(len(btf)), ModTime: time.Unix(0, 0)}
-	if err := tw.WriteHeader(h); err != nil {
-		return err
-	}
-	if _, err := tw.Write(btf); err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
+	if err := tarfile.WriteFile(&tarball, rel+".btf", 0o644, btf); err != nil {
 		return err
 	}
 	cmd := exec.Command("xz", "-c", "-6", "-T1")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestEncodeBasedDictionaries adds BTF unlike the kernels' (cilium/ebpf's
@@ -18,10 +17,7 @@ import (
 // second dictionary, stored against the first; every blob must still
 // decode to its input.
 func TestEncodeBasedDictionaries(t *testing.T) {
-	m := testmod(t)
-	entries := append(slices.Clone(payloadtest.Entries(t)),
-		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
-		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
+	entries := multiDictEntries(t)
 	b := payloadtest.Encode(t, entries, &encode.Options{MaxDictSize: 1})
 	all, err := open(t, b).Entries()
 	if err != nil {

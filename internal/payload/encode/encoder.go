@@ -13,7 +13,7 @@ import (
 // best-level encoder's match tables for any input, not for ours (a few KB
 // to a few hundred KB): 34 MiB for the tables, 34 MiB more for their
 // state after a dictionary (rebuilt for each dictionary), and an 8 MiB
-// window, about maxEncoderBytes in all. Write keeps one encoder alive at a
+// window, about 76 MiB in all. Write keeps one encoder alive at a
 // time and collects it as soon as it is done (release), so the encoding
 // step peaks at one encoder plus the blobs and their frames, however many
 // kernels and dictionaries there are. Without that, every dictionary left
@@ -25,10 +25,6 @@ import (
 type encoder struct {
 	*zstd.Encoder
 }
-
-// maxEncoderBytes is about what one encoder with a dictionary holds: its
-// tables, their state for the dictionary, and the window.
-const maxEncoderBytes = 76 << 20
 
 // newEncoder returns an encoder with dictionary content dict numbered
 // dictID (zstd's dictionary ID, payload's dictionary index + 1), or

@@ -8,7 +8,3 @@ func WithoutPacking(opts Options) *Options {
 	opts.noPack = true
 	return &opts
 }
-
-// MaxEncoderBytes is maxEncoderBytes, for the test that the encoder keeps
-// one encoder alive at a time.
-const MaxEncoderBytes = maxEncoderBytes

@@ -1,19 +1,26 @@
 package encode_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// testmod is cilium/ebpf's btf_testmod, BTF unlike the kernels'.
-func testmod(tb testing.TB) encode.Module {
+// multiDictEntries are the testdata kernels and, as two more kernels, the
+// base and split BTF of cilium/ebpf's btf_testmod: BTF unlike the kernels'
+// (32-byte headers, so stored unpacked), which starts dictionaries of its
+// own, stored against the first, when Options.MaxDictSize is 1.
+func multiDictEntries(tb testing.TB) []encode.Entry {
 	tb.Helper()
 	m := kerneltest.CiliumTestmod(tb)
-	return encode.Module{Name: "bpf_testmod", Base: m.Base, Split: m.Split}
+	return append(slices.Clone(payloadtest.Entries(tb)),
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-base"}, VMLinux: m.Base},
+		encode.Entry{Key: kernelkey.Key{Arch: "x86_64", Release: "zz-split"}, VMLinux: m.Split})
 }
 
 func open(tb testing.TB, b []byte) *payload.Payload {
