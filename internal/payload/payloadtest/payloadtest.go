@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 )
 
@@ -46,4 +48,37 @@ func Encode(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte 
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// agentObject is the object WithVerdicts predicts about: the object of the
+// issue that asked for embedded verdicts, whose handle_fork reads
+// task_struct.mm_cid (6.4) without a guard.
+var agentObject = encode.Object{Name: "bpf_x86_bpfel.o", Programs: []string{"handle_exec", "handle_exit", "handle_fork"}}
+
+// WithVerdicts returns entries with the verdicts the generator gives that
+// object: on 6.1 kernels handle_fork fails on the unguarded read, and on
+// the arm64 one handle_exit's analysis cannot decide; the 6.12 kernels
+// get none. Several kernels share a verdict set, as in a real corpus.
+func WithVerdicts(entries []encode.Entry) []encode.Entry {
+	out := make([]encode.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		if !strings.HasPrefix(e.Key.Release, "6.1.") {
+			continue
+		}
+		out[i].Unloadable = []encode.Prediction{{
+			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails,
+			Reasons: []payload.ReasonRecord{{Kind: "core", Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"}},
+		}}
+		if e.Key.Arch == "arm64" {
+			out[i].Unloadable = append(out[i].Unloadable, encode.Prediction{
+				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown,
+				Reasons: []payload.ReasonRecord{
+					{Kind: "analysis", Text: "maybe reachable: byte_off task_struct.exit_code poisoned at insn 30: branch on a value read from .rodata"},
+					{Kind: "core", Text: "maybe reachable: byte_off task_struct.flags poisoned at insn 41"},
+				},
+			})
+		}
+	}
+	return out
 }
