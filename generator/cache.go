@@ -317,9 +317,9 @@ func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 		parts = append(parts, nil) // ends the entry's modules
 		for _, p := range e.Unloadable {
 			parts = append(parts, []byte(p.Object.Name), []byte(strings.Join(p.Object.Programs, "\x00")),
-				[]byte(p.Program), []byte{byte(p.Verdict)})
+				[]byte(p.Program), []byte{byte(p.Verdict)}, []byte(p.Kind))
 			for _, r := range p.Reasons {
-				parts = append(parts, []byte(r.Kind), []byte(r.Text))
+				parts = append(parts, []byte(r))
 			}
 			parts = append(parts, nil) // ends the prediction's reasons
 		}

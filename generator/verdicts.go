@@ -51,25 +51,21 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 				Object:  encode.Object{Name: names[p.Object], Programs: programs[p.Object]},
 				Program: p.Program,
 				Verdict: v,
-				Reasons: reasonRecords(p),
+				Kind:    ReasonCore,
+				Reasons: reasons(p),
 			})
 		}
 		entries[i].Unloadable = preds
 	}
 }
 
-// reasonRecords are p's reasons with their kinds; a verdict without a
-// reason (none is written so today) still gets one, so that the runtime
-// always has something to log.
-func reasonRecords(p ProgramReport) []payload.ReasonRecord {
-	out := make([]payload.ReasonRecord, 0, max(len(p.Reasons), 1))
-	for _, r := range p.Reasons {
-		out = append(out, payload.ReasonRecord{Kind: ReasonCore, Text: r})
+// reasons are p's reasons; a verdict without one (none is written so
+// today) still gets one, so that the runtime always has something to log.
+func reasons(p ProgramReport) []string {
+	if len(p.Reasons) == 0 {
+		return []string{p.Verdict}
 	}
-	if len(out) == 0 {
-		out = append(out, payload.ReasonRecord{Kind: ReasonCore, Text: p.Verdict})
-	}
-	return out
+	return p.Reasons
 }
 
 // objectNames maps each object as given to its name in the payload: its

@@ -51,14 +51,15 @@
 //	                                program names, sorted, each a str
 //	uv count, then per row:         uv object, uv program (index in the
 //	                                object's), uv verdict (1 fails,
-//	                                2 unknown), uv count (>= 1), then
-//	                                per reason: str kind, str text
+//	                                2 unknown), str kind (not empty),
+//	                                uv count (>= 1), then the reasons,
+//	                                each a str
 //	uv count, then per set:         uv count (>= 1), then its rows'
 //	                                indices, increasing: the first, then
 //	                                each as its distance to the previous
 //	                                minus one
 //
-// Rows are sorted by object, program, verdict, then reasons, and a set
+// Rows are sorted by object, program, verdict, kind, then reasons, and a set
 // holds at most one row per program. Only programs predicted not to load
 // or that may not have rows, and only objects with rows are listed: a
 // payload whose kernels load everything has no verdicts frame, and costs

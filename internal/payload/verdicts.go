@@ -22,23 +22,20 @@ type ObjectRecord struct {
 	Programs []string
 }
 
-// ReasonRecord is one reason for a row's verdict: Kind is a stable word
-// (core, helper, map_type, ...), Text says what.
-type ReasonRecord struct {
-	Kind, Text string
-}
-
 // RowRecord is the verdict on one program of one object.
 type RowRecord struct {
 	Object  uint64 // index in VerdictTable.Objects
 	Program uint64 // index in that object's Programs
 	Verdict uint64 // VerdictFails or VerdictUnknown
-	Reasons []ReasonRecord
+	// Kind is what the verdict is about, a stable word (core, helper,
+	// map_type, ...); Reasons say what, the first first.
+	Kind    string
+	Reasons []string
 }
 
 // VerdictTable is the verdicts section: objects, rows and sets of rows,
 // each stored once however many kernels share it. Rows are sorted by
-// object, program, verdict and reasons; a set lists row indices in
+// object, program, verdict, kind and reasons; a set lists row indices in
 // increasing order, at most one row per program.
 type VerdictTable struct {
 	Objects []ObjectRecord
@@ -64,9 +61,11 @@ func (t *VerdictTable) marshal() []byte {
 	}
 	b = u(b, uint64(len(t.Rows)))
 	for _, r := range t.Rows {
-		b = u(u(u(u(b, r.Object), r.Program), r.Verdict), uint64(len(r.Reasons)))
+		b = u(u(u(b, r.Object), r.Program), r.Verdict)
+		b = s(b, r.Kind)
+		b = u(b, uint64(len(r.Reasons)))
 		for _, why := range r.Reasons {
-			b = s(s(b, why.Kind), why.Text)
+			b = s(b, why)
 		}
 	}
 	b = u(b, uint64(len(t.Sets)))
@@ -116,15 +115,13 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 		if r.err == nil && row.Verdict != VerdictFails && row.Verdict != VerdictUnknown {
 			r.fail("row %d: verdict %d", i, row.Verdict)
 		}
-		row.Reasons = make([]ReasonRecord, r.count("reasons", 2))
+		row.Kind = r.str("row kind")
+		row.Reasons = make([]string, r.count("reasons", 1))
 		for j := range row.Reasons {
-			row.Reasons[j] = ReasonRecord{Kind: r.str("reason kind"), Text: r.str("reason text")}
-			if r.err == nil && row.Reasons[j].Kind == "" {
-				r.fail("row %d: reason %d has no kind", i, j)
-			}
+			row.Reasons[j] = r.str("reason")
 		}
-		if r.err == nil && len(row.Reasons) == 0 {
-			r.fail("row %d: no reason", i)
+		if r.err == nil && (row.Kind == "" || len(row.Reasons) == 0) {
+			r.fail("row %d: no kind or no reason", i)
 		}
 		if r.err == nil && i > 0 && compareRows(t.Rows[i-1], *row) >= 0 {
 			r.fail("row %d out of order", i)
@@ -169,15 +166,14 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 	return t, r.err
 }
 
-// compareRows orders rows by object, program, verdict, then reasons.
+// compareRows orders rows by object, program, verdict, kind, then reasons.
 func compareRows(a, b RowRecord) int {
 	return cmp.Or(
 		cmp.Compare(a.Object, b.Object),
 		cmp.Compare(a.Program, b.Program),
 		cmp.Compare(a.Verdict, b.Verdict),
-		slices.CompareFunc(a.Reasons, b.Reasons, func(x, y ReasonRecord) int {
-			return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Text, y.Text))
-		}),
+		cmp.Compare(a.Kind, b.Kind),
+		slices.Compare(a.Reasons, b.Reasons),
 	)
 }
 
@@ -189,7 +185,8 @@ type Prediction struct {
 	Object  *ObjectRecord
 	Program string
 	Verdict uint64 // VerdictFails or VerdictUnknown
-	Reasons []ReasonRecord
+	Kind    string
+	Reasons []string
 }
 
 // Predicted says whether the payload carries load verdicts: format
@@ -218,7 +215,7 @@ func (p *Payload) Predictions(e Entry) ([]Prediction, error) {
 	for i, ri := range set {
 		row := t.Rows[ri]
 		o := &t.Objects[row.Object]
-		out[i] = Prediction{Object: o, Program: o.Programs[row.Program], Verdict: row.Verdict, Reasons: row.Reasons}
+		out[i] = Prediction{Object: o, Program: o.Programs[row.Program], Verdict: row.Verdict, Kind: row.Kind, Reasons: row.Reasons}
 	}
 	return out, nil
 }

@@ -16,8 +16,10 @@ type Prediction struct {
 	Program string
 	// Verdict is payload.VerdictFails or payload.VerdictUnknown.
 	Verdict uint64
-	// Reasons are at least one, each with a Kind.
-	Reasons []payload.ReasonRecord
+	// Kind is what the verdict is about (core, helper, ...); Reasons,
+	// at least one, say what.
+	Kind    string
+	Reasons []string
 }
 
 // Object is the object a Prediction is about: its name and the names of
@@ -57,10 +59,7 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 	perEntry := make([][]payload.RowRecord, len(sorted))
 	rowKey := func(r payload.RowRecord) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d %d %d", r.Object, r.Program, r.Verdict)
-		for _, why := range r.Reasons {
-			fmt.Fprintf(&b, " %q %q", why.Kind, why.Text)
-		}
+		fmt.Fprintf(&b, "%d %d %d %q %q", r.Object, r.Program, r.Verdict, r.Kind, r.Reasons)
 		return b.String()
 	}
 	distinct := map[string]payload.RowRecord{}
@@ -75,15 +74,15 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 			if p.Verdict != payload.VerdictFails && p.Verdict != payload.VerdictUnknown {
 				return fmt.Errorf("entry %s: %s %s: verdict %d", e.Key, p.Object.Name, p.Program, p.Verdict)
 			}
-			if len(p.Reasons) == 0 || slices.ContainsFunc(p.Reasons, func(r payload.ReasonRecord) bool { return r.Kind == "" }) {
-				return fmt.Errorf("entry %s: %s %s: no reason, or a reason without a kind", e.Key, p.Object.Name, p.Program)
+			if p.Kind == "" || len(p.Reasons) == 0 {
+				return fmt.Errorf("entry %s: %s %s: no kind or no reason", e.Key, p.Object.Name, p.Program)
 			}
 			id := [2]uint64{o, uint64(prog)}
 			if seen[id] {
 				return fmt.Errorf("entry %s: two verdicts for %s %s", e.Key, p.Object.Name, p.Program)
 			}
 			seen[id] = true
-			r := payload.RowRecord{Object: o, Program: uint64(prog), Verdict: p.Verdict, Reasons: p.Reasons}
+			r := payload.RowRecord{Object: o, Program: uint64(prog), Verdict: p.Verdict, Kind: p.Kind, Reasons: p.Reasons}
 			perEntry[i] = append(perEntry[i], r)
 			distinct[rowKey(r)] = r
 		}

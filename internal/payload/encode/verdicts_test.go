@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
@@ -36,7 +35,7 @@ func TestEncodeVerdicts(t *testing.T) {
 		for i, want := range want {
 			g := got[i]
 			if g.Object.Name != want.Object.Name || !slices.Equal(g.Object.Programs, want.Object.Programs) ||
-				g.Program != want.Program || g.Verdict != want.Verdict || !slices.Equal(g.Reasons, want.Reasons) {
+				g.Program != want.Program || g.Verdict != want.Verdict || g.Kind != want.Kind || !slices.Equal(g.Reasons, want.Reasons) {
 				t.Errorf("%s: prediction %d is %s %q %+v, want %+v", e.Key, i, g.Object.Name, g.Object.Programs, g, want)
 			}
 		}
@@ -82,7 +81,7 @@ func TestEncodeVerdictsRejects(t *testing.T) {
 		"unknown program":     func(p *encode.Prediction) { p.Program = "handle_open" },
 		"verdict loads":       func(p *encode.Prediction) { p.Verdict = 0 },
 		"no reason":           func(p *encode.Prediction) { p.Reasons = nil },
-		"reason without kind": func(p *encode.Prediction) { p.Reasons = []payload.ReasonRecord{{Text: "why"}} },
+		"no kind":             func(p *encode.Prediction) { p.Kind = "" },
 		"object without name": func(p *encode.Prediction) { p.Object.Name = "" },
 		// Other kernels' rows list the object's three programs.
 		"other programs": func(p *encode.Prediction) { p.Object.Programs = []string{"handle_fork"} },

@@ -67,15 +67,15 @@ func WithVerdicts(entries []encode.Entry) []encode.Entry {
 			continue
 		}
 		out[i].Unloadable = []encode.Prediction{{
-			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails,
-			Reasons: []payload.ReasonRecord{{Kind: "core", Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"}},
+			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails, Kind: "core",
+			Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"},
 		}}
 		if e.Key.Arch == "arm64" {
 			out[i].Unloadable = append(out[i].Unloadable, encode.Prediction{
-				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown,
-				Reasons: []payload.ReasonRecord{
-					{Kind: "analysis", Text: "maybe reachable: byte_off task_struct.exit_code poisoned at insn 30: branch on a value read from .rodata"},
-					{Kind: "core", Text: "maybe reachable: byte_off task_struct.flags poisoned at insn 41"},
+				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown, Kind: "analysis",
+				Reasons: []string{
+					"the walk gave up at insn 30: 1000000 instructions walked",
+					"maybe reachable: byte_off task_struct.flags poisoned at insn 41",
 				},
 			})
 		}
