@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -39,18 +40,12 @@ type PruneOptions struct {
 // entries that name them are dropped. The struct fields bpf2go generates
 // for them are not: see LoadAndAssign.
 func (s *Selection) Prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Prediction, error) {
-	removed, _, err := s.prune(spec, opts)
-	return removed, err
-}
-
-// prune is Prune, which also returns the maps it removed.
-func (s *Selection) prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Prediction, []string, error) {
 	if opts == nil {
 		opts = &PruneOptions{}
 	}
 	object, err := s.objectOf(spec, opts.Object)
 	if object == "" || err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var removed []Prediction
 	for _, p := range s.Predictions {
@@ -60,7 +55,7 @@ func (s *Selection) prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Pred
 		removed = append(removed, p)
 	}
 	if len(removed) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	gone := map[string]bool{}
 	for _, p := range removed {
@@ -88,11 +83,9 @@ func (s *Selection) prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Pred
 		mapRefs(spec, spec.Programs[name], orphans)
 		delete(spec.Programs, name)
 	}
-	var removedMaps []string
-	for _, name := range slices.Sorted(maps.Keys(orphans)) {
+	for name := range orphans {
 		if !used[name] {
 			delete(spec.Maps, name)
-			removedMaps = append(removedMaps, name)
 		}
 	}
 	for _, m := range spec.Maps {
@@ -103,7 +96,7 @@ func (s *Selection) prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Pred
 			})
 		}
 	}
-	return removed, removedMaps, nil
+	return removed, nil
 }
 
 // mapRefs adds to refs the maps of spec that prog's instructions load.
@@ -152,39 +145,43 @@ func (s *Selection) objectOf(spec *ebpf.CollectionSpec, named string) (string, e
 // LoadAndAssign is ebpf.CollectionSpec.LoadAndAssign for an agent whose
 // programs may not all load: it prunes spec (see Prune), loads what
 // remains into to, a pointer to a struct like the bpfObjects bpf2go
-// generates, and returns the predictions of the programs it removed. The
-// fields of removed programs and maps are left nil, where LoadAndAssign
-// would fail on them: a nil *ebpf.Program field means the program was
-// skipped on this kernel. Every other field is assigned as
-// ebpf.CollectionSpec.LoadAndAssign assigns it, which also does the
-// loading, so its rules and errors hold.
+// generates, and returns the predictions of the programs it removed.
+//
+// Fields of programs, maps and variables that spec does not hold (Prune
+// removed them, or the caller deleted them) are left nil, where
+// ebpf.CollectionSpec.LoadAndAssign fails on them: a nil *ebpf.Program
+// field means the program is not loaded on this kernel. Every other field
+// is assigned by ebpf.CollectionSpec.LoadAndAssign, which also does the
+// loading, so its rules and errors hold; loading only what the fields
+// ask for, it does not create maps that nothing left uses.
 //
 // opts is what Assets.CollectionOptions returned for this Selection.
 func (s *Selection) LoadAndAssign(spec *ebpf.CollectionSpec, to any, opts *ebpf.CollectionOptions, prune *PruneOptions) ([]Prediction, error) {
-	removed, removedMaps, err := s.prune(spec, prune)
+	removed, err := s.Prune(spec, prune)
 	if err != nil {
 		return nil, err
-	}
-	skip := map[reflect.Type]map[string]bool{
-		reflect.TypeFor[*ebpf.Program](): {},
-		reflect.TypeFor[*ebpf.Map]():     {},
-	}
-	for _, p := range removed {
-		skip[reflect.TypeFor[*ebpf.Program]()][p.Program] = true
-	}
-	for _, m := range removedMaps {
-		skip[reflect.TypeFor[*ebpf.Map]()][m] = true
 	}
 	fields, err := taggedFields(to)
 	if err != nil {
 		return nil, err
+	}
+	held := func(t reflect.Type, name string) bool {
+		switch t {
+		case reflect.TypeFor[*ebpf.Program]():
+			return spec.Programs[name] != nil
+		case reflect.TypeFor[*ebpf.Map]():
+			return spec.Maps[name] != nil
+		case reflect.TypeFor[*ebpf.Variable]():
+			return spec.Variables[name] != nil
+		}
+		return true // cilium/ebpf says what is wrong with it
 	}
 	// The fields to load, in a struct of their own that cilium/ebpf
 	// assigns; the others stay nil.
 	var kept []reflect.Value
 	var sf []reflect.StructField
 	for _, f := range fields {
-		if skip[f.value.Type()][f.tag] {
+		if !held(f.value.Type(), f.tag) {
 			f.value.SetZero()
 			continue
 		}
@@ -192,7 +189,7 @@ func (s *Selection) LoadAndAssign(spec *ebpf.CollectionSpec, to any, opts *ebpf.
 		sf = append(sf, reflect.StructField{
 			Name: fmt.Sprintf("F%d", len(sf)),
 			Type: f.value.Type(),
-			Tag:  reflect.StructTag(`ebpf:"` + f.tag + `"`),
+			Tag:  reflect.StructTag(`ebpf:` + strconv.Quote(f.tag)),
 		})
 	}
 	sub := reflect.New(reflect.StructOf(sf))
