@@ -23,12 +23,12 @@ func TestGenerateEmbedsVerdicts(t *testing.T) {
 	sets := map[uint64]bool{}
 	for i := range res.Report.Kernels {
 		k := &res.Report.Kernels[i]
-		e, ok, err := p.Find(kernelkey.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version})
+		e, ok, err := p.Find(kernelkey.Key{Arch: k.Arch, Release: k.Release, Distro: k.Distro, Version: k.Version}, nil)
 		if err != nil || !ok {
 			t.Fatalf("%s: %v %v", k.key(), ok, err)
 		}
 		sets[e.Verdicts] = true
-		preds, err := p.Predictions(e)
+		preds, err := p.Predictions(e, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,8 +62,8 @@ func (p Prediction) String() string {
 
 // predictions resolves entry e's verdicts, and the programs of each
 // object they are about.
-func (a *Assets) predictions(e payload.Entry) ([]Prediction, map[string][]string, error) {
-	rows, err := a.p.Predictions(e)
+func (a *Assets) predictions(e payload.Entry, bud *payload.Budget) ([]Prediction, map[string][]string, error) {
+	rows, err := a.p.Predictions(e, bud)
 	if err != nil || len(rows) == 0 {
 		return nil, nil, err
 	}

@@ -196,12 +196,13 @@ func (p *Payload) Predicted() bool { return p.dir.version != VersionNoVerdicts }
 // Predictions returns entry e's verdicts: the programs predicted not to
 // load or that may not, sorted by object and program; none when every
 // program is predicted to load. It decodes the verdicts section once per
-// payload; a corrupt one gives an error wrapping ErrCorrupt.
-func (p *Payload) Predictions(e Entry) ([]Prediction, error) {
+// payload, charging bud the first time; a corrupt one gives an error
+// wrapping ErrCorrupt.
+func (p *Payload) Predictions(e Entry, bud *Budget) ([]Prediction, error) {
 	if e.Verdicts == 0 {
 		return nil, nil
 	}
-	t, err := p.verdictTable()
+	t, err := p.verdictTable(bud)
 	if err != nil {
 		return nil, err
 	}
@@ -221,8 +222,14 @@ func (p *Payload) Predictions(e Entry) ([]Prediction, error) {
 }
 
 // verdictTable decompresses and decodes the verdicts section, once.
-func (p *Payload) verdictTable() (*VerdictTable, error) {
+func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
+	if !p.verdicts.done.Load() {
+		if err := bud.Charge(p.dir.verdicts.raw, "verdicts"); err != nil {
+			return nil, err
+		}
+	}
 	p.verdicts.once.Do(func() {
+		defer p.verdicts.done.Store(true)
 		ref := p.dir.verdicts
 		raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {

@@ -28,7 +28,7 @@ func TestOpenVersionNoVerdicts(t *testing.T) {
 	if p.Predicted() {
 		t.Error("a version 2 payload says it predicts")
 	}
-	all, err := p.Entries()
+	all, err := p.Entries(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,10 +36,10 @@ func TestOpenVersionNoVerdicts(t *testing.T) {
 		t.Fatalf("%d entries, want the 3 x86_64 kernels", len(all))
 	}
 	for _, e := range all {
-		if _, err := p.Blob(e.VMLinux); err != nil {
+		if _, err := p.Blob(e.VMLinux, nil); err != nil {
 			t.Errorf("%s: %v", e.Key, err)
 		}
-		if preds, err := p.Predictions(e); err != nil || preds != nil {
+		if preds, err := p.Predictions(e, nil); err != nil || preds != nil {
 			t.Errorf("%s: predictions %v, %v", e.Key, preds, err)
 		}
 	}
@@ -63,7 +63,7 @@ func TestOpenVersions(t *testing.T) {
 	binary.LittleEndian.PutUint32(b[12:], payload.Checksum(b[16:]))
 	p, err := payload.Open(b)
 	if err == nil {
-		_, err = p.Entries()
+		_, err = p.Entries(nil)
 	}
 	if !errors.Is(err, payload.ErrCorrupt) {
 		t.Errorf("version 3 bytes read as version 2: %v, want ErrCorrupt", err)

@@ -21,7 +21,7 @@ func TestEncodeVerdicts(t *testing.T) {
 	}
 	withRows := 0
 	for _, e := range entries {
-		got, err := p.Predictions(entry(t, p, e.Key))
+		got, err := p.Predictions(entry(t, p, e.Key), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestEncodeVerdicts(t *testing.T) {
 	// Three 6.1 kernels, two verdict sets (x86_64's handle_fork, arm64's
 	// handle_fork and handle_exit), three distinct rows.
 	var sets int
-	all, err := p.Entries()
+	all, err := p.Entries(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
