@@ -33,7 +33,7 @@ var featureExpectations = map[string]map[string]expect{
 		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
 	},
-	"6.1": {"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType}},
+	"6.1":  {"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType}},
 	"6.12": {},
 	"nobtf": {
 		"fentry_nanosleep": {Fails, KindBTFIDAttach}, "tp_btf_exec": {Fails, KindBTFIDAttach},
@@ -150,7 +150,9 @@ func TestNewKernel(t *testing.T) {
 		ownBTF  bool
 		maxFunc uint32 // the last helper: bpf_redirect_peer on 5.10, bpf_user_ringbuf_drain on 6.1
 	}{
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64") }, false, false, false, true, 155},
+		{func(t *testing.T) kerneltest.Kernel {
+			return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
+		}, false, false, false, true, 155},
 		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
 		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
 		{func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) }, true, true, false, false, 209},
