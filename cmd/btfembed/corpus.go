@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -23,9 +24,13 @@ import writes kernel BTF into a corpus at <dir>, in the BTFHub-archive layout
 <release>.modules/ beside it. An input is a kernel package (.deb), a kernel
 image (vmlinuz, Image, Image.gz), an ELF vmlinux, raw or compressed BTF
 (.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz, /sys/kernel/btf/vmlinux,
-or a corpus directory. Release, arch and distribution come from the input
-(package metadata, the kernel's version string, the ELF machine, the path)
-unless flags give them. Bad inputs are reported and skipped.
+or a corpus directory. Kernels without BTF are read from their DWARF: a
+vmlinux with debug info (plain or compressed) or a debug package
+(linux-image-<release>-dbg_*.deb), made into BTF by pahole (package pahole);
+the result is cached under $BTFEMBED_CACHE by the input's contents. Release,
+arch and distribution come from the input (package metadata, the kernel's
+version string, the ELF machine, the path) unless flags give them. Bad
+inputs are reported and skipped.
 
 ls prints one line per kernel (key, types, bytes, modules) and a total.
 
@@ -82,6 +87,12 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		}
 		opts.Key.Arch = arch
 	}
+	cacheDir, err := cache.DirFromEnv()
+	if err != nil {
+		return fmt.Errorf("corpus import: %w", err)
+	}
+	opts.CacheDir = cacheDir
+	opts.Warn = func(err error) { fmt.Fprintln(stderr, "btfembed corpus import: warning:", err) }
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {
