@@ -61,8 +61,8 @@ func names[V any](m map[string]V) []string {
 // on 6.12 nothing is removed.
 func TestPrune(t *testing.T) {
 	for _, tt := range []struct {
-		release      string
-		removed      []string
+		release     string
+		removed     []string
 		progs, maps []string
 	}{
 		{"6.1.0-47-amd64", []string{"count_exec"}, []string{"handle_exec"}, []string{".bss", "events"}},
