@@ -54,7 +54,7 @@ func (p Prediction) String() string {
 	if len(p.Reasons) > 0 {
 		fmt.Fprintf(&b, " (%s: %s)", p.Kind, p.Reasons[0])
 		if n := len(p.Reasons) - 1; n > 0 {
-			fmt.Fprintf(&b, " and %d more", n)
+			fmt.Fprintf(&b, " and %d more %s", n, map[bool]string{true: "reason", false: "reasons"}[n == 1])
 		}
 	}
 	return b.String()
