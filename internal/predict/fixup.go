@@ -24,16 +24,28 @@ import (
 // those IDs (see Options.KernelTypeIDs). An error is what cilium/ebpf's
 // loader would fail with; refused says it is CORERelocate's, which
 // depends on the relocations and the targets only, not an instruction's.
-func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ asm.Instructions, _ map[int]string, _ map[int]uint64, refused bool, _ error) {
+// given, if not nil, gives the fixups (see Options.Fixups).
+func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ asm.Instructions, _ map[int]string, _ map[int]uint64, refused bool, _ error) {
 	insns := prog.Copy().Instructions
 	relos, at := ciliumcore.Relocations(insns)
 	poisoned := map[int]string{}
 	if len(relos) == 0 {
 		return insns, poisoned, nil, false, nil
 	}
-	fixups, err := ciliumcore.Relocate(prog, relos, targets)
+	var (
+		fixups []btf.COREFixup
+		err    error
+	)
+	if given != nil {
+		fixups, err = given()
+	} else if fixups, err = ciliumcore.Relocate(prog, relos, targets); err != nil {
+		err = relocationErrors(prog, relos, targets, err)
+	}
 	if err != nil {
-		return nil, nil, nil, true, relocationErrors(prog, relos, targets, err)
+		return nil, nil, nil, true, err
+	}
+	if len(fixups) != len(relos) {
+		return nil, nil, nil, false, fmt.Errorf("%d fixups for %d CO-RE relocations", len(fixups), len(relos))
 	}
 	var ids map[int]uint64
 	for i, f := range fixups {

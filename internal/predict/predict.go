@@ -25,6 +25,11 @@ type Options struct {
 	// minimized BTF, whose fixups equal the full BTF's but whose type IDs
 	// are its own.
 	KernelTypeIDs func(program string) map[int]uint64
+	// Fixups, if set, gives per program (by name) the fixups of its CO-RE
+	// relocations against targets, in instruction order, or the error
+	// btf.CORERelocate gives for them: what the caller's oracle already
+	// computed (corereloc.Answers), so they are not computed again.
+	Fixups func(program string) ([]btf.COREFixup, error)
 }
 
 // Collection predicts every program of an object (coll, as read by
@@ -44,7 +49,11 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll.Programs[name], coll.Types, targets, ids, m)
+		var fixups func() ([]btf.COREFixup, error)
+		if opts.Fixups != nil {
+			fixups = func() ([]btf.COREFixup, error) { return opts.Fixups(name) }
+		}
+		program(&p, coll.Programs[name], coll.Types, targets, ids, fixups, m)
 		out = append(out, p)
 	}
 	return out
@@ -53,8 +62,8 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 // program predicts one program into p: its verdict and, for reuse (see
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
 // whether btf.CORERelocate refused them.
-func program(p *Prediction, prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, m model) {
-	insns, poison, ids, refused, err := relocate(prog, local, targets, typeIDs)
+func program(p *Prediction, prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, fixups func() ([]btf.COREFixup, error), m model) {
+	insns, poison, ids, refused, err := relocate(prog, local, targets, typeIDs, fixups)
 	if err != nil {
 		var reasons []string
 		for _, line := range strings.Split(err.Error(), "\n") {
