@@ -12,6 +12,7 @@ import (
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -19,9 +20,10 @@ import (
 // objects holds what every kernel is processed against, loaded once and
 // shared read-only by the workers.
 type objects struct {
-	names []string               // the objects as the user named them
-	relos []*corereloc.Object    // relocations, for matching
-	colls []*ebpf.CollectionSpec // programs, for the oracle
+	names  []string               // the objects as the user named them
+	relos  []*corereloc.Object    // relocations, for matching
+	colls  []*ebpf.CollectionSpec // programs, for the oracle
+	kfuncs []string               // the kfuncs the programs call, for the prediction
 	// oracle asks the objects' relocations of cilium/ebpf, made once
 	// for every kernel.
 	oracle func() (*corereloc.Oracle, error)
@@ -39,14 +41,16 @@ func loadObjects(paths []string) (*objects, error) {
 			return nil, err
 		}
 		o.colls = append(o.colls, coll)
+		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
 	o.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(o.relos) })
 	return o, nil
 }
 
-// subset is the objects at the indices, sharing what is loaded.
+// subset is the objects at the indices, sharing what is loaded (and
+// asking about all the objects' kfuncs).
 func (o *objects) subset(indices []int) *objects {
-	s := &objects{}
+	s := &objects{kfuncs: o.kfuncs}
 	for _, i := range indices {
 		s.names = append(s.names, o.names[i])
 		s.relos = append(s.relos, o.relos[i])
@@ -69,6 +73,7 @@ type kernelResult struct {
 	match       *corereloc.Result
 	typeIDs     []map[string]map[int]uint64
 	unrelocated []map[string]bool
+	facts       *predict.Kernel
 }
 
 // processCached is process through the cache: a kernel whose result the
@@ -92,7 +97,7 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 	if kc != nil {
 		kc.store(o, k, kr)
 	}
-	kr.match, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	kr.match, kr.typeIDs, kr.unrelocated, kr.facts = nil, nil, nil, nil
 	return kr, nil
 }
 
@@ -185,7 +190,8 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, rows, nil, answers)
+	kr.facts = predict.NewKernel(full, o.kfuncs)
+	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, kr.facts, rows, nil, answers)
 	for i := range rows {
 		rows[i] = rows[i].named(o.names[i])
 	}
