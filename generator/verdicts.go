@@ -5,15 +5,8 @@ import (
 	"slices"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/payload/encode"
-)
-
-// Reason kinds the payload stores with each reason (docs/runtime.md lists
-// them): stable words an agent may log or switch on.
-const (
-	// ReasonCore: a CO-RE relocation the kernel cannot satisfy, reached
-	// (fails) or maybe reached (unknown), or one cilium/ebpf refuses.
-	ReasonCore = "core"
 )
 
 // withVerdicts sets each entry's Unloadable from the report's prediction
@@ -51,12 +44,22 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 				Object:  encode.Object{Name: names[p.Object], Programs: programs[p.Object]},
 				Program: p.Program,
 				Verdict: v,
-				Kind:    ReasonCore,
+				Kind:    kind(p),
 				Reasons: reasons(p),
 			})
 		}
 		entries[i].Unloadable = preds
 	}
+}
+
+// kind is what p's verdict is about (ProgramReport.Reason), "core" for a
+// report that does not say (one read from a part or cache of a version
+// that did not record it).
+func kind(p ProgramReport) string {
+	if p.Reason == "" {
+		return string(predict.KindCORE)
+	}
+	return p.Reason
 }
 
 // reasons are p's reasons; a verdict without one (none is written so

@@ -48,8 +48,8 @@ func TestGenerateEmbedsVerdicts(t *testing.T) {
 				t.Errorf("%s: %s %s is not embedded", k.key(), name, pr.Verdict)
 				continue
 			}
-			if g.Kind != ReasonCore {
-				t.Errorf("%s: %s: kind %q", k.key(), name, g.Kind)
+			if g.Kind != pr.Reason || g.Kind == "" {
+				t.Errorf("%s: %s: kind %q, reported %q", k.key(), name, g.Kind, pr.Reason)
 			}
 			if map[uint64]string{payload.VerdictFails: VerdictFails, payload.VerdictUnknown: VerdictUnknown}[g.Verdict] != pr.Verdict || !slices.Equal(g.Reasons, pr.Reasons) {
 				t.Errorf("%s: %s embedded as %d %q, reported %s %q", k.key(), name, g.Verdict, g.Reasons, pr.Verdict, pr.Reasons)
