@@ -240,3 +240,9 @@ func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
 	})
 	return p.verdicts.table, p.verdicts.err
 }
+
+// VerdictsSize is the size of the verdicts section: its frame as stored
+// and decompressed; 0 and 0 when there is none.
+func (p *Payload) VerdictsSize() (stored, raw uint64) {
+	return p.dir.verdicts.n, p.dir.verdicts.raw
+}
