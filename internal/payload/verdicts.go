@@ -128,7 +128,8 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 		}
 	}
 	n := r.count("sets", 2)
-	if r.err == nil && uint64(n) != sets {
+	if r.err == nil && (uint64(n) != sets || n == 0) {
+		// No set, no section: the directory says so instead.
 		r.fail("%d sets, the directory says %d", n, sets)
 	}
 	if r.err != nil {
