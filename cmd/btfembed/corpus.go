@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -105,7 +107,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 			modules += k.Modules
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "imported %d kernels with %d modules; skipped %d\n", len(res.Kernels), modules, len(res.Skipped))
+		fmt.Fprintf(stdout, "imported %s with %s; skipped %d\n", plural.Count(len(res.Kernels), "kernel"), plural.Count(modules, "module"), len(res.Skipped))
 	}
 	if err != nil {
 		return fmt.Errorf("corpus import: %w", err)
@@ -141,6 +143,14 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	if _, err := path.Match(opts.Release, ""); err != nil {
 		return fmt.Errorf("corpus ls: -release %q: %w: %w", opts.Release, err, errUsage)
 	}
+	// A corpus that is not there is an error before any output.
+	for _, dir := range fs.Args() {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("corpus ls: %w", err)
+		}
+	}
+	// The table is buffered until the end, so that a listing that read no
+	// kernel prints only its errors.
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES")
 	var total corpus.Summary
@@ -166,16 +176,18 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Key, s.Types, s.Bytes, s.Modules, s.ModuleBytes)
 		return nil
 	})
-	fmt.Fprintf(tw, "total: %d kernels\t%d\t%d\t%d\t%d\n", kernels, total.Types, total.Bytes, total.Modules, total.ModuleBytes)
-	tw.Flush()
-	if skipped > 0 {
-		fmt.Fprintf(stdout, "skipped %d\n", skipped)
-	}
 	if err != nil {
 		return fmt.Errorf("corpus ls: %w", err)
 	}
 	if kernels == 0 && firstErr != nil {
-		return fmt.Errorf("corpus ls: no kernel read: %w", firstErr)
+		return fmt.Errorf("corpus ls: no kernel read (%d skipped)", skipped)
+	}
+	fmt.Fprintf(tw, "total: %s\t%d\t%d\t%d\t%d\n", plural.Count(kernels, "kernel"), total.Types, total.Bytes, total.Modules, total.ModuleBytes)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stderr, "btfembed corpus ls: skipped %d\n", skipped)
 	}
 	return nil
 }
