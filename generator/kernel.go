@@ -75,7 +75,7 @@ type kernelResult struct {
 // (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
 	if kc != nil {
-		if kr, ok := kc.cached(k); ok {
+		if kr, ok := o.cached(kc, k); ok {
 			return kr, nil
 		}
 	}
