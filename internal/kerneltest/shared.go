@@ -3,7 +3,9 @@ package kerneltest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 func SharedArchive(tb testing.TB, rel string) Kernel {
 	tb.Helper()
 	path := filepath.Join(SharedCorpus(tb), "btfhub", filepath.FromSlash(rel)+".btf.tar.xz")
+	skipIfMissing(tb, path)
 	raw, err := readArchive(path)
 	if err != nil {
 		tb.Fatalf("%s: %v", path, err)
@@ -42,6 +45,7 @@ func NoBTF(tb testing.TB) Kernel {
 		tb.Skip("-short: making BTF from DWARF with pahole takes seconds")
 	}
 	path := filepath.Join(SharedCorpus(tb), "nobtf", "x86_64", "vmlinux-6.1.176.xz")
+	skipIfMissing(tb, path)
 	pahole, err := exec.LookPath("pahole")
 	if err != nil {
 		tb.Skip("pahole is not installed (Debian: apt-get install pahole)")
@@ -93,4 +97,23 @@ func NoBTF(tb testing.TB) Kernel {
 		_ = atomicfile.WriteFile(cached, k.BTF)
 	}
 	return k
+}
+
+// SharedFile is the path of a file of the shared corpus, skipping the
+// test where the corpus is not set or lacks the file.
+func SharedFile(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	path := filepath.Join(append([]string{SharedCorpus(tb)}, elem...)...)
+	skipIfMissing(tb, path)
+	return path
+}
+
+// skipIfMissing skips the test when the shared corpus lacks path, as one
+// fetched with scripts/fetch-test-corpus.sh lacks the Debian 11 and
+// BTF-less kernels.
+func skipIfMissing(tb testing.TB, path string) {
+	tb.Helper()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		tb.Skipf("%s is not in the shared corpus (../shared/corpus has it; its README.md says how it was made)", path)
+	}
 }

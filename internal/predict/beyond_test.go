@@ -144,6 +144,7 @@ func TestFeatureReasons(t *testing.T) {
 // by their enums, kfuncs by their FUNCs, own BTF by btf_vmlinux_init.
 func TestNewKernel(t *testing.T) {
 	for _, tt := range []struct {
+		name    string
 		kernel  func(*testing.T) kerneltest.Kernel
 		loop    bool // BPF_FUNC_loop (181)
 		bloom   bool // BPF_MAP_TYPE_BLOOM_FILTER (30)
@@ -151,25 +152,27 @@ func TestNewKernel(t *testing.T) {
 		ownBTF  bool
 		maxFunc uint32 // the last helper: bpf_redirect_peer on 5.10, bpf_user_ringbuf_drain on 6.1
 	}{
-		{func(t *testing.T) kerneltest.Kernel {
+		{"5.10", func(t *testing.T) kerneltest.Kernel {
 			return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
 		}, false, false, false, true, 155},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) }, true, true, false, false, 209},
+		{"6.1", func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
+		{"6.12", func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
+		{"nobtf", func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) }, true, true, false, false, 209},
 	} {
-		k := tt.kernel(t)
-		facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, []string{"bpf_rcu_read_lock", "bpf_rcu_read_lock"})
-		got := [4]bool{has(facts.FuncIDs, uint32(asm.FnLoop)), has(facts.MapTypes, 30), slices.Contains(facts.Kfuncs, "bpf_rcu_read_lock"), facts.OwnBTF}
-		if want := [4]bool{tt.loop, tt.bloom, tt.rcu, tt.ownBTF}; got != want {
-			t.Errorf("%s: loop, bloom, rcu, own BTF = %v, want %v", k.Name, got, want)
-		}
-		if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
-			t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
-		}
-		if facts.LongSize != 8 || len(facts.Asked) != 1 {
-			t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			k := tt.kernel(t)
+			facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, []string{"bpf_rcu_read_lock", "bpf_rcu_read_lock"})
+			got := [4]bool{has(facts.FuncIDs, uint32(asm.FnLoop)), has(facts.MapTypes, 30), slices.Contains(facts.Kfuncs, "bpf_rcu_read_lock"), facts.OwnBTF}
+			if want := [4]bool{tt.loop, tt.bloom, tt.rcu, tt.ownBTF}; got != want {
+				t.Errorf("%s: loop, bloom, rcu, own BTF = %v, want %v", k.Name, got, want)
+			}
+			if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
+				t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
+			}
+			if facts.LongSize != 8 || len(facts.Asked) != 1 {
+				t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
+			}
+		})
 	}
 }
 
