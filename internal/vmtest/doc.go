@@ -3,9 +3,9 @@
 //
 // A test builds its /init, a static Go program (Build), packs it with the
 // files it needs into a newc initramfs (WriteCPIO), and boots a kernel
-// image with it (Run): qemu-system-x86_64 or qemu-system-aarch64 with TCG
-// (KVM is not assumed), the console on the first serial port, no reboot,
-// panic=-1. The guest calls StartGuest (proc, sysfs, devtmpfs and tracefs
+// image with it (Run): qemu-system-x86_64, qemu-system-i386 or
+// qemu-system-aarch64 with TCG (KVM is not assumed), the console on the
+// first serial port, no reboot, panic=-1. The guest calls StartGuest (proc, sysfs, devtmpfs and tracefs
 // mounted, /dev/console as stdio), reports results with Guest.Emit and ends
 // with Guest.Done, which powers off.
 //

@@ -65,16 +65,16 @@ const (
 	contradicted       // the test fails
 	unknown            // predicted unknown: the analysis gave up
 	untested           // rejected for a reason that is not CO-RE's
-	excluded           // attaches by BTF ID, so needs the kernel's BTF (needsKernelBTF)
+	excluded           // attaches by BTF ID, with the kernel's BTF hidden (needsKernelBTF)
 	numMatches
 )
 
-var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "not CO-RE", "needs kernel BTF"}
+var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "not CO-RE", "BTF-ID attach, BTF hidden"}
 
-// compare says how prediction p fares against l; why explains a
-// contradiction.
-func compare(p predict.Prediction, l vmtest.ProgramLoad) (m match, why string) {
-	if needsKernelBTF[l.Type] {
+// compare says how prediction p fares against l, a verdict of a boot
+// showing the kernel's BTF as s says; why explains a contradiction.
+func compare(p predict.Prediction, l vmtest.ProgramLoad, s side) (m match, why string) {
+	if s == sideHidden && needsKernelBTF[l.Type] {
 		return excluded, ""
 	}
 	o := outcomeOf(l)
@@ -142,46 +142,49 @@ func (t tally) String() string {
 // matchTotal adds up the kernels' tallies, which run in parallel.
 type matchTotal struct {
 	mu      sync.Mutex
-	kernels int
+	kernels []string
 	tally
 }
 
-func (m *matchTotal) addKernel(t tally) {
+func (m *matchTotal) addKernel(k fieldKernel, t tally) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kernels++
+	m.kernels = append(m.kernels, k.name())
 	m.add(t)
 }
 
 func (m *matchTotal) log(t *testing.T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.kernels > 0 {
-		t.Logf("prediction against the verifier, %d kernels x 2 boots: %s", m.kernels, m.tally)
+	if len(m.kernels) > 0 {
+		slices.Sort(m.kernels)
+		t.Logf("prediction against the verifier, %d kernels (%s): %s", len(m.kernels), strings.Join(m.kernels, ", "), m.tally)
 	}
 }
 
 // checkPredictions predicts the programs the guests loaded on kernel k
 // and compares each boot's verdicts with them. Each boot is predicted
-// with the modules its selection used, from the corpus.
-func checkPredictions(t *testing.T, fx *fixture, k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) tally {
+// with the modules its selection used, from the corpus (extra's, for the
+// fetched kernel).
+func checkPredictions(t *testing.T, fx *fixture, extra *fetched, k fieldKernel, boots []fieldBoot) tally {
 	t.Helper()
+	kernels := fx.corpus
+	if extra != nil {
+		kernels = extra.corpus
+	}
 	var kernel tally
-	for _, side := range []struct {
-		name string
-		boot *vmtest.Boot
-	}{{"kernel BTF", visibleBoot}, {"embedded BTF", hiddenBoot}} {
-		r, err := decodeRun(side.boot)
+	for _, b := range boots {
+		r, err := decodeRun(b.boot)
 		if err != nil {
-			t.Errorf("%s: %v", side.name, err)
+			t.Errorf("%s: %v", b.side, err)
 			continue
 		}
 		if r.sel.Error != "" {
 			continue // nothing loaded; checkField reports it
 		}
-		preds, err := fx.predict(k, r.sel.Modules)
+		preds, err := predictKernel(kernels, fx.objects, fx.archObjects[k.arch], k, r.sel.Modules)
 		if err != nil {
-			t.Errorf("%s: predict: %v", side.name, err)
+			t.Errorf("%s: predict: %v", b.side, err)
 			continue
 		}
 		var boot tally
@@ -189,16 +192,16 @@ func checkPredictions(t *testing.T, fx *fixture, k fieldKernel, hiddenBoot, visi
 			key := p.Object + "/" + p.Program
 			l, ok := r.programs[key]
 			if !ok {
-				t.Errorf("%s: %s: predicted, not loaded by the guest", side.name, key)
+				t.Errorf("%s: %s: predicted, not loaded by the guest", b.side, key)
 				continue
 			}
-			m, why := compare(p, l)
+			m, why := compare(p, l, b.side)
 			boot.n[m]++
 			switch {
 			case m == contradicted:
-				t.Errorf("%s, %s: %s: %s", k.name(), side.name, key, why)
+				t.Errorf("%s, %s: %s: %s", k.name(), b.side, key, why)
 			case m == unknown:
-				t.Logf("%s, %s: %s: unknown %q; the kernel: %s", k.name(), side.name, key, p.Reasons, orLoaded(l))
+				t.Logf("%s, %s: %s: unknown %q; the kernel: %s", k.name(), b.side, key, p.Reasons, orLoaded(l))
 			case m == confirmed && outcomeOf(l) == poisoned:
 				boot.poisons++
 				if _, ok := predict.VerifierPoisonAt(l.Log); ok {
@@ -207,21 +210,21 @@ func checkPredictions(t *testing.T, fx *fixture, k fieldKernel, hiddenBoot, visi
 			}
 		}
 		if len(preds) != len(r.programs) {
-			t.Errorf("%s: %d programs predicted, %d loaded by the guest", side.name, len(preds), len(r.programs))
+			t.Errorf("%s: %d programs predicted, %d loaded by the guest", b.side, len(preds), len(r.programs))
 		}
 		if boot.n[confirmed] == 0 {
-			t.Errorf("%s, %s: no prediction confirmed", k.name(), side.name)
+			t.Errorf("%s, %s: no prediction confirmed", k.name(), b.side)
 		}
-		t.Logf("%s, %s: prediction against the verifier: %s", k.name(), side.name, boot)
+		t.Logf("%s, %s: prediction against the verifier: %s", k.name(), b.side, boot)
 		kernel.add(boot)
 	}
 	return kernel
 }
 
-// predict predicts every object the guest of k loads against k's BTF in
-// the corpus, with the named modules.
-func (fx *fixture) predict(k fieldKernel, modules []string) ([]predict.Prediction, error) {
-	ck, ok := fx.corpus[corpusKey(k.arch, k.release)]
+// predictKernel predicts every object the guest of k loads against k's
+// BTF in kernels, with the named modules.
+func predictKernel(kernels map[string]*corpus.Kernel, objects []vmtest.File, execsnoop vmtest.File, k fieldKernel, modules []string) ([]predict.Prediction, error) {
+	ck, ok := kernels[corpusKey(k.arch, k.release)]
 	if !ok {
 		return nil, fmt.Errorf("no kernel %s %s in the corpus", k.arch, k.release)
 	}
@@ -243,7 +246,7 @@ func (fx *fixture) predict(k fieldKernel, modules []string) ([]predict.Predictio
 		targets = append(targets, mod)
 	}
 	var out []predict.Prediction
-	for _, f := range append(slices.Clone(fx.objects), fx.archObjects[k.arch]) {
+	for _, f := range append(slices.Clone(objects), execsnoop) {
 		coll, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(f.Data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
@@ -307,7 +310,7 @@ func TestCompare(t *testing.T) {
 		{"fentry", poisonedAt17, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "attach Tracing/TraceFEntry: fentry f not supported"}, excluded},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, why := compare(tt.p, tt.l); got != tt.want {
+			if got, why := compare(tt.p, tt.l, sideHidden); got != tt.want {
 				t.Errorf("compare = %s (%s), want %s", matchNames[got], why, matchNames[tt.want])
 			}
 		})
