@@ -44,7 +44,8 @@
 //     lists the distributions embedded and, if os-release could not be
 //     read, why.
 //   - The release is not embedded: an error wrapping ErrKernelNotSupported
-//     naming arch, release and distribution.
+//     naming arch, release and distribution, and the `btfembed corpus
+//     import` command that adds this release to the corpus.
 //
 // Module BTF files of the kernel (sys/kernel/btf/<module>) follow the same
 // rules; one that exists but cannot be used makes the kernel's BTF

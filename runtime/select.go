@@ -38,7 +38,19 @@ func (e *NotSupportedError) Error() string {
 	if e.Reason != "" {
 		return msg + e.Reason
 	}
-	return msg + fmt.Sprintf("none of the %d embedded kernels matches", e.Embedded)
+	return msg + fmt.Sprintf("none of the %d embedded kernels matches; ", e.Embedded) + e.fix()
+}
+
+// fix tells the developer how to embed the missing kernel: the error is
+// often read first in the field, far from the corpus, so it names the
+// exact import command for this release. /sys/kernel/btf/vmlinux serves
+// where the kernel has BTF of its own (Select only falls back to the
+// payload there when forced or when that file is unusable); its image
+// serves where it has none, since distribution images keep their .BTF.
+func (e *NotSupportedError) fix() string {
+	return "to embed it, import its BTF into the corpus and run go generate again: " +
+		"on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, " +
+		"or `btfembed corpus import -o CORPUS /boot/vmlinuz-" + e.Key.Release + "` (or its kernel package)"
 }
 
 func (e *NotSupportedError) Unwrap() error { return ErrKernelNotSupported }

@@ -53,12 +53,12 @@ func TestCacheCommand(t *testing.T) {
 }
 
 // TestShardMerge: two shards merged write the files one unsharded run
-// writes, byte for byte.
+// writes, byte for byte. Both modes create the -output directory.
 func TestShardMerge(t *testing.T) {
 	t.Setenv(cache.EnvVar, cache.Off)
 	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
 	corpusDir := filepath.Join(kerneltest.Dir(), "btfhub")
-	whole, sharded := t.TempDir(), t.TempDir()
+	whole, sharded := filepath.Join(t.TempDir(), "new", "whole"), filepath.Join(t.TempDir(), "new", "sharded")
 	gen := func(dir string, extra ...string) {
 		t.Helper()
 		args := append([]string{"-q", "-corpus", corpusDir, "-pkg", "agent", "-output", filepath.Join(dir, "kernelbtf.go"), "-report", filepath.Join(dir, "report.json")}, extra...)

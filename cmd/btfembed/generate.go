@@ -131,7 +131,7 @@ func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []stri
 	// The error is printed once, by main; -h prints the help to stdout.
 	fs := newGenerateFlagSet(f, io.Discard)
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if err == flag.ErrHelp {
 			writeGenerateHelp(stdout)
 			return nil, nil, err
@@ -380,20 +380,27 @@ func commandLine(args []string, pkg, pkgDir string) (string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			// Objects: the flag package stops at the first of them.
+		if a == "--" {
+			// Objects only from here, "--" kept so they still are.
 			for _, o := range args[i:] {
-				if o == "--" {
-					parts = append(parts, o)
-					continue
-				}
-				r, err := rel(o)
-				if err != nil {
-					return "", err
+				r := o
+				if o != "--" {
+					if r, err = rel(o); err != nil {
+						return "", err
+					}
 				}
 				parts = append(parts, r)
 			}
 			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			// An object; flags may follow it (parseInterspersed).
+			r, err := rel(a)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, r)
+			continue
 		}
 		fl := fs.Lookup(name)
 		if fl == nil {

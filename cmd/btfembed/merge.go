@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,10 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 	}
 	var b bytes.Buffer
 	if err := res.WritePart(&b, m); err != nil {
+		return err
+	}
+	// The -output directory is created as an unsharded run creates it.
+	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
 		return err
 	}
 	files := []atomicfile.File{{Path: partPath(goFile, f.shard), Data: b.Bytes()}}
