@@ -23,7 +23,7 @@ func Derived(input, what string, derive func() ([]byte, error)) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	cached := filepath.Join(cacheDir(), "derived", sum+"-"+what)
+	cached := filepath.Join(filepath.Dir(cacheDir()), "derived", sum+"-"+what)
 	if b, err := os.ReadFile(cached); err == nil {
 		return b, nil
 	}
