@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/regfile"
 )
 
@@ -89,7 +90,20 @@ type Selection struct {
 	// name; callers must not modify it.
 	ModuleBTF []Module
 
-	root string // HostRoot of a SourceKernel selection
+	// Predicted says whether Predictions is btfembed's load prediction
+	// for this kernel. It is true for SourceEmbedded. It is false for
+	// SourceKernel: the generator analysed the corpus's kernels, not this
+	// exact build, and the runtime does not guess from a nearby release;
+	// and for a payload written before btfembed embedded verdicts.
+	Predicted bool
+	// Predictions are the programs predicted not to load on this kernel
+	// (VerdictFails) or that may not (VerdictUnknown), sorted by object
+	// and program; a program not listed is predicted to load. Empty
+	// unless Predicted. Prune and LoadAndAssign act on them.
+	Predictions []Prediction
+
+	objects map[string][]string // programs of each object of Predictions
+	root    string              // HostRoot of a SourceKernel selection
 }
 
 // ModuleSpecs returns Modules sorted by module name.
@@ -140,9 +154,10 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
+	bud := a.newBudget()
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(h, opts.HostRoot)
+		sel, err := a.kernelSelection(h, opts.HostRoot, bud)
 		if err == nil {
 			return sel, nil
 		}
@@ -150,17 +165,17 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 			kernelErr = fmt.Errorf("kernel BTF: %w", err)
 		}
 	}
-	e, err := a.match(h)
+	e, err := a.match(h, bud)
 	if err != nil {
 		return nil, errors.Join(kernelErr, err)
 	}
-	return a.selection(e)
+	return a.selection(e, bud)
 }
 
 // match finds the entry for the host among those of its arch and release.
-func (a *Assets) match(h host) (*assetEntry, error) {
+func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 	key := h.key
-	found, err := a.p.Release(key.Arch, key.Release)
+	found, err := a.p.Release(key.Arch, key.Release, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +256,7 @@ const maxKernelBTF = 256 << 20
 // the matching embedded entry, if any, and relocated onto the kernel's
 // vmlinux BTF. Every file is checked to be a regular file before it is
 // opened, and opened non-blocking, so a FIFO or device cannot hang Select.
-func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
+func (a *Assets) kernelSelection(h host, root string, bud *payload.Budget) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
 	present, err := kernelFile(vmlinux)
@@ -285,7 +300,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(h, sel, vmlinux, raw); err != nil {
+	if err := a.embeddedModules(h, sel, vmlinux, raw, bud); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -321,12 +336,12 @@ func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 // kernel's vmlinux BTF. That is vmlinuxRaw where kernelSelection read the
 // file itself (under a HostRoot), so it is read once; where cilium/ebpf
 // loaded it, it is read from vmlinuxPath, and only if a module needs it.
-func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
-	e, err := a.match(h)
+func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte, bud *payload.Budget) error {
+	e, err := a.match(h, bud)
 	if err != nil || len(e.Modules) == 0 {
 		return nil // nothing embedded for this kernel
 	}
-	if _, _, err := a.load(e); err != nil {
+	if _, _, err := a.load(e, bud); err != nil {
 		return err
 	}
 	var lacking []Module

@@ -70,6 +70,9 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 	if err := atomicfile.WriteFiles(files); err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "btfembed: warning: %s\n", w)
+	}
 	if !f.quiet {
 		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {
 			return err

@@ -2,12 +2,20 @@ package payloadtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // minBTFDir holds minimized BTF of several kernels, laid out as
@@ -46,4 +54,93 @@ func Encode(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte 
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// agentObject is the object WithVerdicts predicts about: the object of the
+// issue that asked for embedded verdicts, whose handle_fork reads
+// task_struct.mm_cid (6.4) without a guard.
+var agentObject = encode.Object{Name: "bpf_x86_bpfel.o", Programs: []string{"handle_exec", "handle_exit", "handle_fork"}}
+
+// WithVerdicts returns entries with the verdicts the generator gives that
+// object: on 6.1 kernels handle_fork fails on the unguarded read, and on
+// the arm64 one handle_exit's analysis cannot decide; the 6.12 kernels
+// get none. Several kernels share a verdict set, as in a real corpus.
+func WithVerdicts(entries []encode.Entry) []encode.Entry {
+	out := make([]encode.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		if !strings.HasPrefix(e.Key.Release, "6.1.") {
+			continue
+		}
+		out[i].Unloadable = []encode.Prediction{{
+			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails, Kind: "core",
+			Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"},
+		}}
+		if e.Key.Arch == "arm64" {
+			out[i].Unloadable = append(out[i].Unloadable, encode.Prediction{
+				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown, Kind: "analysis",
+				Reasons: []string{
+					"the walk gave up at insn 30: 1000000 instructions walked",
+					"maybe reachable: byte_off task_struct.flags poisoned at insn 41",
+				},
+			})
+		}
+	}
+	return out
+}
+
+// Amplification crafts the payload of issue 18's first finding: one
+// kernel whose modules all name the same blob, a BTF header followed by a
+// string table of strLen zero bytes, stored as one zstd frame of a few
+// KB. Each module that decodes the blob again multiplies what a few KB of
+// payload costs.
+func Amplification(tb testing.TB, key kernelkey.Key, modules, strLen int) []byte {
+	tb.Helper()
+	hdr := make([]byte, rawbtf.HeaderLen)
+	binary.LittleEndian.PutUint16(hdr, rawbtf.Magic)
+	hdr[2] = rawbtf.Version
+	binary.LittleEndian.PutUint32(hdr[4:], rawbtf.HeaderLen)
+	binary.LittleEndian.PutUint32(hdr[20:], uint32(strLen)) // str_len; types and strings at offset 0
+	var blob bytes.Buffer
+	zw, err := zstd.NewWriter(&blob, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	zw.Write(hdr)
+	if _, err := io.CopyN(zw, zeros{}, int64(strLen)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	ix := payload.Index{
+		Blobs:   []payload.BlobRecord{{Codec: payload.CodecZstd, N: uint64(blob.Len()), RawLen: uint64(rawbtf.HeaderLen + strLen)}},
+		Entries: []payload.EntryRecord{{Key: key}},
+	}
+	for i := range modules {
+		ix.Entries[0].Modules = append(ix.Entries[0].Modules, payload.ModuleRecord{Name: fmt.Sprintf("m%d", i), Split: 0})
+	}
+	dir, blocks, _ := ix.Marshal(blob.Len()) // no verdicts
+	var frames [][]byte
+	for _, b := range blocks {
+		frames = append(frames, zw.EncodeAll(b, nil))
+	}
+	dir = payload.AppendFrames(dir, append(frames, nil), append(blocks, nil))
+	out := []byte(payload.Magic)
+	out = binary.LittleEndian.AppendUint32(out, payload.Version)
+	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(dir)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(bytes.Join(frames, nil))))
+	out = append(out, dir...)
+	out = append(out, bytes.Join(frames, nil)...)
+	out = append(out, blob.Bytes()...)
+	binary.LittleEndian.PutUint32(out[12:], payload.Checksum(out[16:]))
+	return out
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
