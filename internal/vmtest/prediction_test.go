@@ -3,7 +3,9 @@ package vmtest_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -24,8 +26,10 @@ import (
 // loaded is predicted against the kernel's full BTF from the corpus the
 // payload was generated from (vmlinux, and the modules the guest's
 // selection handed to cilium/ebpf), with the kernel's release picking the
-// verifier model, and the prediction is compared with what the guest's
-// verifier did, for both boots.
+// verifier model and the kernel's facts (predict.NewKernel: its helpers,
+// map, program and attach types, kfuncs, whether it has BTF of its own)
+// the checks beyond CO-RE, and the prediction is compared with what the
+// guest's verifier did, for every boot.
 
 // outcome is what a guest's kernel did with one program.
 type outcome uint8
@@ -40,10 +44,9 @@ const (
 	// relocErr: cilium/ebpf refused to relocate the program, before the
 	// verifier (an ambiguous relocation, say).
 	relocErr
-	// notCORE: rejected for a reason that is not CO-RE's: a helper, an
-	// attach target or a context access the kernel refuses. It tests no
-	// prediction: the verifier may have stopped before any poison.
-	notCORE
+	// rejected: refused for a reason that is not CO-RE's: a helper, a
+	// map type, an attach target, a context access the kernel refuses.
+	rejected
 )
 
 func outcomeOf(l vmtest.ProgramLoad) outcome {
@@ -55,7 +58,31 @@ func outcomeOf(l vmtest.ProgramLoad) outcome {
 	case strings.Contains(l.Error, "apply CO-RE relocations"):
 		return relocErr
 	}
-	return notCORE
+	return rejected
+}
+
+// kindErrors are the words of cilium/ebpf's or the verifier's error that
+// show a rejection has a reason of that kind, as the field test's boots
+// report them:
+//
+//	helper        invalid func unknown#182; unknown func bpf_loop#181;
+//	              invalid return type 8 of func bpf_get_current_task_btf#158;
+//	              number of funcs in func_info doesn't match (a callback)
+//	map_type      map syscalls: map create: invalid argument
+//	kfunc         fixing up kfuncs: kfunc "bpf_rcu_read_lock": not supported
+//	btf_id_attach attach Tracing/TraceFEntry: fentry do_nanosleep not supported
+//	global_data   unrecognized bpf_ld_imm64 insn; map create (of .rodata)
+//	ctx_access    invalid bpf_context access off=12 size=8
+//	prog_type, attach_type: load program: invalid argument
+var kindErrors = map[predict.Kind][]string{
+	predict.KindHelper:      {"invalid func", "unknown func", "invalid return type", "func_info", "callback"},
+	predict.KindMapType:     {"map create"},
+	predict.KindKfunc:       {"kfunc"},
+	predict.KindBTFIDAttach: {"not supported", "kfunc"},
+	predict.KindGlobalData:  {"bpf_ld_imm64", "map create"},
+	predict.KindCtxAccess:   {"invalid bpf_context access"},
+	predict.KindProgType:    {"invalid argument"},
+	predict.KindAttachType:  {"invalid argument"},
 }
 
 // match is how one prediction compares with the verifier.
@@ -65,39 +92,55 @@ const (
 	confirmed    match = iota
 	contradicted       // the test fails
 	unknown            // predicted unknown: the analysis gave up
-	untested           // rejected for a reason that is not CO-RE's
-	excluded           // attaches by BTF ID, with the kernel's BTF hidden (needsKernelBTF)
+	// otherCause: predicted to fail, and rejected, but for a reason
+	// other than the predicted one (the kernel stopped at something
+	// first): the verdict holds, the reason is not confirmed.
+	otherCause
+	excluded // attaches by BTF ID, with the kernel's BTF hidden (needsKernelBTF)
 	numMatches
 )
 
-var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "not CO-RE", "BTF-ID attach, BTF hidden"}
+var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "other cause", "BTF-ID attach, BTF hidden"}
 
 // compare says how prediction p fares against l, a verdict of a boot
-// showing the kernel's BTF as s says; why explains a contradiction.
+// showing the kernel's BTF as s says; why explains a contradiction or
+// another cause.
 func compare(p predict.Prediction, l vmtest.ProgramLoad, s side) (m match, why string) {
 	if s == sideHidden && needsKernelBTF[l.Type] {
 		return excluded, ""
 	}
-	o := outcomeOf(l)
-	if o == notCORE {
-		return untested, ""
-	}
 	if p.Verdict == predict.Unknown {
 		return unknown, ""
 	}
-	// A Fails verdict is either a reachable poison (ReachedAt) or
-	// cilium/ebpf's relocation error.
-	want := loaded
+	o := outcomeOf(l)
 	switch {
-	case p.Verdict == predict.Fails && len(p.ReachedAt) > 0:
-		want = poisoned
-	case p.Verdict == predict.Fails:
-		want = relocErr
-	}
-	if o != want {
+	case p.Verdict == predict.Loads && o == loaded:
+		return confirmed, ""
+	case p.Verdict == predict.Loads, o == loaded:
 		return contradicted, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, orLoaded(l))
 	}
-	if o == poisoned {
+	// Predicted to fail and rejected: by the first reason's kind?
+	first := p.Reasons[0]
+	if first.Kind != predict.KindCORE {
+		for _, word := range kindErrors[first.Kind] {
+			if o == rejected && strings.Contains(l.Error, word) {
+				return confirmed, ""
+			}
+		}
+		return otherCause, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, l.Error)
+	}
+	// CO-RE: a reachable poison (ReachedAt) or cilium/ebpf's relocation
+	// error.
+	want := relocErr
+	if len(p.ReachedAt) > 0 {
+		want = poisoned
+	}
+	switch {
+	case o == rejected:
+		return otherCause, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, l.Error)
+	case o != want:
+		return contradicted, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, l.Error)
+	case o == poisoned:
 		// The verifier must have stopped at a poison the prediction
 		// names, when its log shows where it stopped.
 		if at, ok := predict.VerifierPoisonAt(l.Log); ok && !slices.Contains(p.ReachedAt, at) {
@@ -107,6 +150,15 @@ func compare(p predict.Prediction, l vmtest.ProgramLoad, s side) (m match, why s
 	return confirmed, ""
 }
 
+// kindOf is the kind a prediction is counted under: its first reason's,
+// or "loads".
+func kindOf(p predict.Prediction) string {
+	if len(p.Reasons) == 0 {
+		return "loads"
+	}
+	return string(p.Reasons[0].Kind)
+}
+
 func orLoaded(l vmtest.ProgramLoad) string {
 	if l.Loaded {
 		return "loaded"
@@ -114,16 +166,31 @@ func orLoaded(l vmtest.ProgramLoad) string {
 	return l.Error
 }
 
-// tally counts matches, and poisons confirmed at the named instruction.
+// tally counts matches, in total and by the kind of the prediction's
+// first reason (kindOf), and poisons confirmed at the named instruction.
 type tally struct {
 	n       [numMatches]int
+	byKind  map[string]*[numMatches]int
 	poisons int // confirmed poisons
 	sameAt  int // of which the verifier's log shows the named instruction
 }
 
+func (t *tally) count(kind string, m match, n int) {
+	t.n[m] += n
+	if t.byKind == nil {
+		t.byKind = map[string]*[numMatches]int{}
+	}
+	if t.byKind[kind] == nil {
+		t.byKind[kind] = &[numMatches]int{}
+	}
+	t.byKind[kind][m] += n
+}
+
 func (t *tally) add(o tally) {
-	for i := range t.n {
-		t.n[i] += o.n[i]
+	for kind, n := range o.byKind {
+		for m, c := range n {
+			t.count(kind, match(m), c)
+		}
 	}
 	t.poisons += o.poisons
 	t.sameAt += o.sameAt
@@ -143,24 +210,59 @@ func (t tally) String() string {
 // matchTotal adds up the kernels' tallies, which run in parallel.
 type matchTotal struct {
 	mu      sync.Mutex
-	kernels []string
+	kernels map[string]tally
 	tally
 }
 
 func (m *matchTotal) addKernel(k fieldKernel, t tally) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kernels = append(m.kernels, k.name())
+	if m.kernels == nil {
+		m.kernels = map[string]tally{}
+	}
+	m.kernels[k.name()] = t
 	m.add(t)
 }
 
 func (m *matchTotal) log(t *testing.T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.kernels) > 0 {
-		slices.Sort(m.kernels)
-		t.Logf("prediction against the verifier, %d kernels (%s): %s", len(m.kernels), strings.Join(m.kernels, ", "), m.tally)
+	if len(m.kernels) == 0 {
+		return
 	}
+	names := sortedKeys(m.kernels)
+	t.Logf("prediction against the verifier, %d kernels (%s): %s", len(names), strings.Join(names, ", "), m.tally)
+	table := m.table()
+	t.Logf("by kernel and reason kind:\n%s", table)
+	if *fieldTable != "" {
+		if err := os.WriteFile(*fieldTable, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+var fieldTable = flag.String("field.table", "", "write the predictions' comparison by kernel and reason kind, a Markdown table, into this file")
+
+// table is the comparison by kernel and by the kind of each prediction's
+// first reason ("loads" for programs predicted to load), all boots of a
+// kernel added up: decided predictions (loads or fails) and how they
+// fared, and the unknown ones.
+func (m *matchTotal) table() string {
+	var b strings.Builder
+	b.WriteString("| kernel | kind | decided | confirmed | contradicted | other cause | unknown | BTF-ID attach, BTF hidden |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	row := func(kernel, kind string, n [numMatches]int) {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d |\n", kernel, kind,
+			n[confirmed]+n[contradicted]+n[otherCause], n[confirmed], n[contradicted], n[otherCause], n[unknown], n[excluded])
+	}
+	for _, name := range sortedKeys(m.kernels) {
+		t := m.kernels[name]
+		for _, kind := range sortedKeys(t.byKind) {
+			row(name, kind, *t.byKind[kind])
+		}
+	}
+	row("**all**", "", m.n)
+	return b.String()
 }
 
 // checkPredictions predicts the programs the guests loaded on kernel k
@@ -197,10 +299,12 @@ func checkPredictions(t *testing.T, fx *fixture, extra *fetched, k fieldKernel, 
 				continue
 			}
 			m, why := compare(p, l, b.side)
-			boot.n[m]++
+			boot.count(kindOf(p), m, 1)
 			switch {
 			case m == contradicted:
 				t.Errorf("%s, %s: %s: %s", k.name(), b.side, key, why)
+			case m == otherCause:
+				t.Logf("%s, %s: %s: %s", k.name(), b.side, key, why)
 			case m == unknown:
 				t.Logf("%s, %s: %s: unknown %q; the kernel: %s", k.name(), b.side, key, p.Reasons, orLoaded(l))
 			case m == confirmed && outcomeOf(l) == poisoned:
@@ -246,17 +350,23 @@ func predictKernel(kernels map[string]*corpus.Kernel, objects []vmtest.File, exe
 		}
 		targets = append(targets, mod)
 	}
-	var out []predict.Prediction
-	for _, f := range append(slices.Clone(objects), execsnoop) {
-		coll, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(f.Data))
-		if err != nil {
+	files := append(slices.Clone(objects), execsnoop)
+	colls := make([]*ebpf.CollectionSpec, len(files))
+	var kfuncs []string
+	for i, f := range files {
+		if colls[i], err = ebpf.LoadCollectionSpecFromReader(bytes.NewReader(f.Data)); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
+		kfuncs = append(kfuncs, predict.Kfuncs(colls[i])...)
+	}
+	opts := &predict.Options{Release: k.release, Kernel: predict.NewKernel(targets, kfuncs)}
+	var out []predict.Prediction
+	for i, f := range files {
 		relos, err := corereloc.LoadReader(f.Path, bytes.NewReader(f.Data))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, predict.Collection(path.Base(f.Path), coll, relos, k.name(), targets, &predict.Options{Release: k.release})...)
+		out = append(out, predict.Collection(path.Base(f.Path), colls[i], relos, k.name(), targets, opts)...)
 	}
 	return out, nil
 }
@@ -291,31 +401,45 @@ func TestCompare(t *testing.T) {
 	poisonedAt17 := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 16"}}, ReachedAt: []int{17}}
 	relocFails := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "cilium/ebpf: apply CO-RE relocations: ambiguous"}}}
 	unsure := predict.Prediction{Verdict: predict.Unknown, Reasons: []predict.Reason{{Kind: predict.KindAnalysis, Text: "maybe reachable"}}}
+	fails := func(kind predict.Kind, text string) predict.Prediction {
+		return predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: kind, Text: text}}}
+	}
+	noLoop := fails(predict.KindHelper, "helper bpf_loop (181) is not in this kernel")
+	btfID := fails(predict.KindBTFIDAttach, "fentry needs the kernel's own BTF")
 	kprobe := func(loaded bool, err string, log []string) vmtest.ProgramLoad {
 		return vmtest.ProgramLoad{Type: ebpf.Kprobe.String(), Loaded: loaded, Error: err, Log: log}
 	}
+	fentry := vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "program f: attach Tracing/TraceFEntry: fentry f not supported"}
 	for _, tt := range []struct {
 		name string
 		p    predict.Prediction
 		l    vmtest.ProgramLoad
+		s    side
 		want match
 	}{
-		{"loads, loaded", loads, kprobe(true, "", nil), confirmed},
-		{"loads, poison reached", loads, kprobe(false, badCall, poisonAt(17)), contradicted},
-		{"loads, relocation error", loads, kprobe(false, relocate, nil), contradicted},
-		{"poison, reached there", poisonedAt17, kprobe(false, badCall, poisonAt(17)), confirmed},
-		{"poison, log without the instruction", poisonedAt17, kprobe(false, badLoad, nil), confirmed},
-		{"poison, reached elsewhere", poisonedAt17, kprobe(false, badCall, poisonAt(30)), contradicted},
-		{"poison, loaded", poisonedAt17, kprobe(true, "", nil), contradicted},
-		{"poison, relocation error", poisonedAt17, kprobe(false, relocate, nil), contradicted},
-		{"relocation error, as predicted", relocFails, kprobe(false, relocate, nil), confirmed},
-		{"relocation error, loaded", relocFails, kprobe(true, "", nil), contradicted},
-		{"unknown", unsure, kprobe(false, badCall, nil), unknown},
-		{"helper the kernel lacks", loads, kprobe(false, helper, nil), untested},
-		{"fentry", poisonedAt17, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "attach Tracing/TraceFEntry: fentry f not supported"}, excluded},
+		{"loads, loaded", loads, kprobe(true, "", nil), sideHidden, confirmed},
+		{"loads, poison reached", loads, kprobe(false, badCall, poisonAt(17)), sideHidden, contradicted},
+		{"loads, relocation error", loads, kprobe(false, relocate, nil), sideHidden, contradicted},
+		{"poison, reached there", poisonedAt17, kprobe(false, badCall, poisonAt(17)), sideHidden, confirmed},
+		{"poison, log without the instruction", poisonedAt17, kprobe(false, badLoad, nil), sideHidden, confirmed},
+		{"poison, reached elsewhere", poisonedAt17, kprobe(false, badCall, poisonAt(30)), sideHidden, contradicted},
+		{"poison, loaded", poisonedAt17, kprobe(true, "", nil), sideHidden, contradicted},
+		{"poison, relocation error", poisonedAt17, kprobe(false, relocate, nil), sideHidden, contradicted},
+		{"poison, a helper the kernel lacks first", poisonedAt17, kprobe(false, helper, nil), sideHidden, otherCause},
+		{"relocation error, as predicted", relocFails, kprobe(false, relocate, nil), sideHidden, confirmed},
+		{"relocation error, loaded", relocFails, kprobe(true, "", nil), sideHidden, contradicted},
+		{"unknown", unsure, kprobe(false, badCall, nil), sideHidden, unknown},
+		{"loads, a helper the kernel lacks", loads, kprobe(false, helper, nil), sideHidden, contradicted},
+		{"helper, as predicted", noLoop, kprobe(false, helper, nil), sideHidden, confirmed},
+		{"helper, loaded", noLoop, kprobe(true, "", nil), sideHidden, contradicted},
+		{"helper, a poison first", noLoop, kprobe(false, badCall, poisonAt(17)), sideHidden, otherCause},
+		{"fentry, BTF hidden", loads, fentry, sideHidden, excluded},
+		{"fentry, no BTF, predicted", btfID, fentry, sideNone, confirmed},
+		{"fentry, no BTF, predicted to load", loads, fentry, sideNone, contradicted},
+		{"fentry, kernel BTF, loaded", loads, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Loaded: true}, sideVisible, confirmed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, why := compare(tt.p, tt.l, sideHidden); got != tt.want {
+			if got, why := compare(tt.p, tt.l, tt.s); got != tt.want {
 				t.Errorf("compare = %s (%s), want %s", matchNames[got], why, matchNames[tt.want])
 			}
 		})
