@@ -96,11 +96,33 @@ const (
 	// other than the predicted one (the kernel stopped at something
 	// first): the verdict holds, the reason is not confirmed.
 	otherCause
+	// outside: predicted to load, and rejected for a cause package
+	// predict documents as outside its model (outsideModel).
+	outside
 	excluded // attaches by BTF ID, with the kernel's BTF hidden (needsKernelBTF)
 	numMatches
 )
 
-var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "other cause", "BTF-ID attach, BTF hidden"}
+var matchNames = [numMatches]string{"confirmed", "contradicted", "unknown", "other cause", "outside the model", "BTF-ID attach, BTF hidden"}
+
+// btfAccessErrors are the verifier's refusals of a load through a pointer
+// typed by the kernel's BTF (btf_struct_access: a fentry's or tp_btf's
+// arguments): access rules, outside the prediction's model.
+var btfAccessErrors = []string{"cannot access ptr member", "access beyond the end of member", "access beyond struct"}
+
+// outsideModel says the rejection l has a cause the prediction does not
+// model (internal/predict's doc lists them): the verifier's access rules
+// for BTF-typed pointers, or, on a kernel with BTF, a BTF-ID attach target
+// the running kernel lacks (a function of a module the guest did not
+// load), which depends on what runs, not on the kernel's build.
+func outsideModel(l vmtest.ProgramLoad, s side) bool {
+	for _, e := range btfAccessErrors {
+		if strings.Contains(l.Error, e) {
+			return true
+		}
+	}
+	return s != sideNone && needsKernelBTF[l.Type] && strings.Contains(l.Error, ": attach ") && strings.HasSuffix(strings.TrimSpace(l.Error), "not supported")
+}
 
 // compare says how prediction p fares against l, a verdict of a boot
 // showing the kernel's BTF as s says; why explains a contradiction or
@@ -116,15 +138,18 @@ func compare(p predict.Prediction, l vmtest.ProgramLoad, s side) (m match, why s
 	switch {
 	case p.Verdict == predict.Loads && o == loaded:
 		return confirmed, ""
+	case p.Verdict == predict.Loads && o == rejected && outsideModel(l, s):
+		return outside, fmt.Sprintf("predicted loads, the kernel: %s", l.Error)
 	case p.Verdict == predict.Loads, o == loaded:
 		return contradicted, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, orLoaded(l))
 	}
-	// Predicted to fail and rejected: by the first reason's kind?
-	first := p.Reasons[0]
-	if first.Kind != predict.KindCORE {
-		for _, word := range kindErrors[first.Kind] {
-			if o == rejected && strings.Contains(l.Error, word) {
-				return confirmed, ""
+	// Predicted to fail and rejected: for one of the predicted reasons?
+	if first := p.Reasons[0]; first.Kind != predict.KindCORE {
+		for _, r := range p.Reasons {
+			for _, word := range kindErrors[r.Kind] {
+				if o == rejected && strings.Contains(l.Error, word) {
+					return confirmed, ""
+				}
 			}
 		}
 		return otherCause, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, l.Error)
@@ -249,11 +274,11 @@ var fieldTable = flag.String("field.table", "", "write the predictions' comparis
 // fared, and the unknown ones.
 func (m *matchTotal) table() string {
 	var b strings.Builder
-	b.WriteString("| kernel | kind | decided | confirmed | contradicted | other cause | unknown | BTF-ID attach, BTF hidden |\n")
-	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| kernel | kind | decided | confirmed | contradicted | other cause | outside the model | unknown | BTF-ID attach, BTF hidden |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	row := func(kernel, kind string, n [numMatches]int) {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d |\n", kernel, kind,
-			n[confirmed]+n[contradicted]+n[otherCause], n[confirmed], n[contradicted], n[otherCause], n[unknown], n[excluded])
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n", kernel, kind,
+			n[confirmed]+n[contradicted]+n[otherCause]+n[outside], n[confirmed], n[contradicted], n[otherCause], n[outside], n[unknown], n[excluded])
 	}
 	for _, name := range sortedKeys(m.kernels) {
 		t := m.kernels[name]
@@ -303,7 +328,7 @@ func checkPredictions(t *testing.T, fx *fixture, extra *fetched, k fieldKernel, 
 			switch {
 			case m == contradicted:
 				t.Errorf("%s, %s: %s: %s", k.name(), b.side, key, why)
-			case m == otherCause:
+			case m == otherCause, m == outside:
 				t.Logf("%s, %s: %s: %s", k.name(), b.side, key, why)
 			case m == unknown:
 				t.Logf("%s, %s: %s: unknown %q; the kernel: %s", k.name(), b.side, key, p.Reasons, orLoaded(l))
@@ -437,6 +462,10 @@ func TestCompare(t *testing.T) {
 		{"fentry, no BTF, predicted", btfID, fentry, sideNone, confirmed},
 		{"fentry, no BTF, predicted to load", loads, fentry, sideNone, contradicted},
 		{"fentry, kernel BTF, loaded", loads, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Loaded: true}, sideVisible, confirmed},
+		{"fentry, kernel BTF, no target", loads, fentry, sideVisible, outside},
+		{"fentry, kernel BTF, access rules", loads, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "program direct: load program: permission denied: cannot access ptr member pprev with moff 8 in struct hlist_node with off 8 size 2 (15 line(s) omitted)"}, sideVisible, outside},
+		{"map type, one of the reasons", predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindBTFIDAttach, Text: "tp_btf"}, {Kind: predict.KindMapType, Text: "cgrp storage"}}},
+			vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "map syscalls: map create: invalid argument"}, sideNone, confirmed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got, why := compare(tt.p, tt.l, tt.s); got != tt.want {

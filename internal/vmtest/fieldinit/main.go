@@ -8,8 +8,8 @@
 //  2. load the kernel modules of the initramfs with finit_module;
 //  3. select BTF with runtime CollectionOptions(nil) from the payload and
 //     report the choice;
-//  4. load every program of every object with it, one at a time, and
-//     report the kernel's verdict on each;
+//  4. load every program of every object with it, one at a time with the
+//     maps it uses (alone), and report the kernel's verdict on each;
 //  5. run examples/execsnoop (the built binary, its own payload, no flags),
 //     exec a program once it has attached, and report the event it prints.
 //
@@ -189,12 +189,7 @@ func loadObjects(g *vmtest.Guest, opts *ebpf.CollectionOptions) error {
 				Type:    ps.Type.String(),
 				Attach:  ps.AttachType.String(),
 			}
-			one := spec.Copy()
-			for other := range one.Programs {
-				if other != name {
-					delete(one.Programs, other)
-				}
-			}
+			one := alone(spec, name)
 			coll, err := ebpf.NewCollectionWithOptions(one, *opts)
 			if err != nil {
 				v.Error = verdictError(err)
@@ -209,6 +204,43 @@ func loadObjects(g *vmtest.Guest, opts *ebpf.CollectionOptions) error {
 		}
 	}
 	return nil
+}
+
+// alone is spec with program name alone and the maps it uses: those it
+// references, the inner maps of maps of maps, and the maps holding global
+// variables (as runtime's Prune keeps them). cilium/ebpf creates every
+// map of a collection before it loads a program, so a map of a type the
+// kernel lacks, used by another program of the object, would fail this
+// one too, while the prediction is the program's own.
+func alone(spec *ebpf.CollectionSpec, name string) *ebpf.CollectionSpec {
+	one := spec.Copy()
+	for other := range one.Programs {
+		if other != name {
+			delete(one.Programs, other)
+		}
+	}
+	used := map[string]bool{}
+	for _, ins := range one.Programs[name].Instructions {
+		if ref := ins.Reference(); ref != "" && ins.OpCode.IsDWordLoad() {
+			used[ref] = true
+		}
+	}
+	for _, m := range one.Maps {
+		for _, kv := range m.Contents {
+			if inner, ok := kv.Value.(string); ok {
+				used[inner] = true
+			}
+		}
+	}
+	for _, v := range one.Variables {
+		used[v.SectionName] = true
+	}
+	for m := range one.Maps {
+		if !used[m] {
+			delete(one.Maps, m)
+		}
+	}
+	return one
 }
 
 // verdictError keeps a load error short: cilium/ebpf's message names the
