@@ -387,7 +387,7 @@ func predictKernel(kernels map[string]*corpus.Kernel, objects []vmtest.File, exe
 	opts := &predict.Options{Release: k.release, Kernel: predict.NewKernel(targets, kfuncs)}
 	var out []predict.Prediction
 	for i, f := range files {
-		relos, err := corereloc.LoadReader(f.Path, bytes.NewReader(f.Data))
+		relos, err := corereloc.LoadFromReader(f.Path, bytes.NewReader(f.Data))
 		if err != nil {
 			return nil, err
 		}
