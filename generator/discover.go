@@ -20,6 +20,10 @@ import (
 // embedded in.
 var linuxGOARCHes = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64", "ppc64le", "riscv64", "s390x"}
 
+// IsLinuxGOARCH reports whether goarch is a GOARCH Go builds Linux
+// programs for.
+func IsLinuxGOARCH(goarch string) bool { return slices.Contains(linuxGOARCHes, goarch) }
+
 // ErrNoEmbeddedObjects is returned by EmbeddedObjects for a package that
 // embeds no BPF object for any Linux GOARCH.
 var ErrNoEmbeddedObjects = errors.New("the package embeds no BPF object")
