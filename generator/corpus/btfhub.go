@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ulikunitz/xz"
@@ -16,19 +17,16 @@ import (
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
 const btfhubSuffix = ".btf.tar.xz"
 
-// readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
-// compressed tar holding one regular member <release>.btf.
-func readBTFHub(data []byte) ([]byte, error) {
-	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
-	if err != nil {
-		return nil, err
+// isTar tells whether data is a tar archive: it starts with a POSIX tar
+// header ("ustar" at 257) or is an empty archive, blocks of zeros ending
+// in the two that end every archive.
+func isTar(data []byte) bool {
+	if extract.HasPrefixAt(data, 257, []byte("ustar")) {
+		return true
 	}
-	defer release()
-	return tarMemberBTF(tarball)
+	const block = 512
+	return len(data) >= 2*block && len(data)%block == 0 && !slices.ContainsFunc(data[:2*block], func(b byte) bool { return b != 0 })
 }
-
-// isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
-func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
 
 // tarMemberBTF returns the one regular member of a tarball whose name ends
 // in .btf. Two such members are an error: which is the kernel's would be a
