@@ -6,7 +6,9 @@
  *   bpf_for_each_map_elem (164) Linux 5.13
  *
  * Debian 11's 5.10 has neither: its enum bpf_func_id ends at
- * BPF_FUNC_ima_inode_hash (161).
+ * BPF_FUNC_redirect_peer (155). Nor does it know BPF_PSEUDO_FUNC, the
+ * 64-bit load that passes a callback (5.13): it refuses the program for
+ * that first ("number of funcs in func_info doesn't match").
  */
 #include "features.h"
 
