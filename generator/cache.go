@@ -277,7 +277,10 @@ func (o *objects) reverify(k *corpus.Kernel, kr *kernelResult) error {
 	if err != nil {
 		return err
 	}
-	return o.verify(full, &kr.entry)
+	// Without the raw BTF to count candidates, the oracle asks every
+	// program whole.
+	_, err = o.verify(full, nil, &kr.entry, nil)
+	return err
 }
 
 // store caches a verified result of a kernel readEntry read.
