@@ -1,73 +1,16 @@
 package corpus
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ulikunitz/xz"
 
-	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
 const btfhubSuffix = ".btf.tar.xz"
-
-// readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
-// compressed tar holding one regular member <release>.btf.
-func readBTFHub(data []byte) ([]byte, error) {
-	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return tarMemberBTF(tarball)
-}
-
-// isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
-func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
-
-// tarMemberBTF returns the one regular member of a tarball whose name ends
-// in .btf. Two such members are an error: which is the kernel's would be a
-// guess.
-func tarMemberBTF(tarball []byte) ([]byte, error) {
-	tr := tarfile.NewReader(bytes.NewReader(tarball))
-	members := 0
-	var (
-		btf  []byte
-		name string
-	)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tar: %w", err)
-		}
-		members++
-		if h.Typeflag != tarfile.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
-			continue
-		}
-		if btf != nil {
-			return nil, fmt.Errorf("tarball has two .btf members, %s and %s", name, h.Name)
-		}
-		if btf, err = extract.ReadAllLimit(tr, extract.MaxBTF); err != nil {
-			return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
-		}
-		name = h.Name
-	}
-	switch {
-	case btf != nil:
-		return btf, nil
-	case members == 0:
-		return nil, fmt.Errorf("%w: empty tarball", ErrNoBTF)
-	}
-	return nil, fmt.Errorf("%w: tarball has no .btf member", ErrNoBTF)
-}
 
 // writeBTFHub writes raw BTF as a BTFHub archive file: xz(tar(<release>.btf)).
 // The output depends only on its inputs: the tar header carries no time,

@@ -69,8 +69,8 @@ func fileBTF(data []byte) (*File, error) {
 			return nil, err
 		}
 		defer release()
-		if isTar(inner) {
-			btf, err := tarMemberBTF(inner)
+		if extract.IsTar(inner) {
+			btf, err := extract.TarMemberBTF(inner)
 			if err != nil {
 				return nil, err
 			}

@@ -38,6 +38,6 @@ func FuzzTarMemberBTF(f *testing.F) {
 	f.Add(unxzNoTB(tarXZ(f, extracttest.Section{Name: "README", Data: []byte("x")})))
 	f.Add(unxzNoTB(tarXZ(f)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tarMemberBTF(data)
+		extract.TarMemberBTF(data)
 	})
 }
