@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ulikunitz/xz"
+	"github.com/btfembed/btfembed/internal/btfhub"
 
-	"github.com/btfembed/btfembed/internal/tarfile"
+	"github.com/ulikunitz/xz"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
@@ -20,8 +20,8 @@ func writeBTFHub(w io.Writer, release string, btf []byte) error {
 	if err != nil {
 		return fmt.Errorf("xz: %w", err)
 	}
-	if err := tarfile.WriteFile(xw, release+".btf", 0o644, btf); err != nil {
-		return fmt.Errorf("tar: %w", err)
+	if err := btfhub.WriteTar(xw, release, btf); err != nil {
+		return err
 	}
 	if err := xw.Close(); err != nil {
 		return fmt.Errorf("xz: %w", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -60,6 +62,8 @@ func ReadBTFFromReader(r io.Reader) (*File, error) {
 
 // fileBTF finds the BTF in a file's contents: one layer of compression as
 // files are shipped, then a BTFHub tarball, ELF, raw BTF or a kernel image.
+// It is the one reader that decides what a file is, whatever its name: a
+// corpus's <release>.btf.tar.xz goes through it too.
 func fileBTF(data []byte) (*File, error) {
 	// lzma's magic is too weak to trust on a whole file; extract.FindImageBTF
 	// finds it where a kernel image's header names it.
@@ -69,16 +73,15 @@ func fileBTF(data []byte) (*File, error) {
 			return nil, err
 		}
 		defer release()
-		if extract.IsTar(inner) {
-			btf, err := extract.TarMemberBTF(inner)
-			if err != nil {
-				return nil, err
-			}
-			return &File{BTF: btf}, nil
-		}
 		data = inner
 	}
 	switch {
+	case btfhub.IsTar(data): // a BTFHub archive's tarball
+		btf, err := btfhub.ReadTar(data)
+		if err != nil {
+			return nil, err
+		}
+		return &File{BTF: btf}, nil
 	case extract.IsELF(data):
 		e, err := extract.ReadELFBTF(data)
 		if err != nil {

@@ -244,7 +244,7 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 }
 
 // readKernelFile reads the vmlinux BTF of one corpus file, checks it by
-// parsing it for corereloc (Kernel.Target hands that parse on) and
+// parsing it and
 // completes its key from the file's contents.
 func readKernelFile(e entry) (*Kernel, error) {
 	data, err := regfile.ReadFile(e.path, extract.MaxImage)
@@ -254,7 +254,13 @@ func readKernelFile(e entry) (*Kernel, error) {
 	k := &Kernel{Key: e.key, Path: e.path}
 	switch e.kind {
 	case kindBTFHub:
-		k.VMLinux, err = extract.BTFHubArchive(data)
+		// What a .btf.tar.xz holds is decided as for every file a
+		// command is given (fileBTF), so ls, generate, min, inspect and
+		// import accept the same files.
+		var f *File
+		if f, err = fileBTF(data); err == nil {
+			k.VMLinux, k.Key = f.BTF, completeKey(k.Key, f.Key)
+		}
 	case kindRaw:
 		k.VMLinux, err = readRawBTF(filepath.Base(e.path), data)
 	case kindImage:

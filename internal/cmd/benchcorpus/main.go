@@ -45,9 +45,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/internal/tarfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -145,7 +145,7 @@ func loadSources(dir string) ([]*source, error) {
 		if err != nil {
 			return err
 		}
-		raw, err := extract.BTFHubArchive(data)
+		raw, err := btfhub.Read(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -257,7 +257,7 @@ func writeKernel(root, format string, src *source, i int) error {
 // the xz command, which is many times faster than Go's xz writer.
 func writeBTFHub(path, rel string, btf []byte) error {
 	var tarball bytes.Buffer
-	if err := tarfile.WriteFile(&tarball, rel+".btf", 0o644, btf); err != nil {
+	if err := btfhub.WriteTar(&tarball, rel, btf); err != nil {
 		return err
 	}
 	cmd := exec.Command("xz", "-c", "-6", "-T1")
