@@ -1,0 +1,118 @@
+package corpus
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// kernelBuildRPMs builds the kernel-core and kernel-modules packages of
+// the shared corpus's 6.12.118+deb12-amd64: its real bzImage installed as
+// lib/modules/<release>/vmlinuz, its real .ko.xz modules beside it, as
+// Fedora and RHEL 8 on ship them.
+func kernelBuildRPMs(tb testing.TB, vendor, payload string) (core, modules string) {
+	tb.Helper()
+	shared := kerneltest.SharedCorpus(tb)
+	k := testKernels[3].key
+	image, err := os.ReadFile(filepath.Join(shared, "images", "vmlinuz-"+k.Release))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var mods []extracttest.Section
+	dir := filepath.Join(shared, "modules", k.Arch, k.Release)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		mods = append(mods, extracttest.Section{Name: "/lib/modules/" + k.Release + "/kernel/" + e.Name(), Data: data})
+	}
+	pkgs := extracttest.MakeRPMs(tb, extracttest.RPMBuild{Source: "kernel", Version: "6.12.118", Release: "1.el9", Vendor: vendor,
+		Arch: "x86_64", Payload: payload, Packages: map[string][]extracttest.Section{
+			"kernel-core":    {{Name: "/lib/modules/" + k.Release + "/vmlinuz", Data: image}},
+			"kernel-modules": mods,
+		}})
+	return pkgs["kernel-core"], pkgs["kernel-modules"]
+}
+
+// TestImportRPM imports the kernel-core and kernel-modules RPMs of one
+// build, given as two inputs: one kernel, whose BTF is the BTF of its
+// vmlinuz imported directly, with every module's split BTF equal to the
+// .BTF of its .ko, keyed by the package (rhel 9 from the el9 tag and Red
+// Hat's vendor tag) unless the flags say otherwise. The payloads are
+// gzip and zstd, as RHEL 7 and RHEL 9 write them.
+func TestImportRPM(t *testing.T) {
+	k := testKernels[3].key
+	image := filepath.Join(kerneltest.SharedCorpus(t), "images", "vmlinuz-"+k.Release)
+	direct := t.TempDir()
+	if _, err := Import(t.Context(), direct, []string{image}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := readBack(t, direct)[k]
+	if want == nil {
+		t.Fatalf("vmlinuz-%s not imported", k.Release)
+	}
+	for _, tc := range []struct {
+		payload string
+		over    kernelkey.Key
+		want    kernelkey.Key
+	}{
+		{"w9.gzdio", kernelkey.Key{}, kernelkey.Key{Arch: "x86_64", Release: k.Release, Distro: "rhel", Version: "9"}},
+		{"w3.zstdio", kernelkey.Key{Distro: "centos", Version: "9.4"}, kernelkey.Key{Arch: "x86_64", Release: k.Release, Distro: "centos", Version: "9.4"}},
+	} {
+		t.Run(tc.payload, func(t *testing.T) {
+			if testing.Short() && tc.payload != "w9.gzdio" {
+				t.Skip("-short: one payload compression (TestReadRPMPayloads reads them all)")
+			}
+			core, modules := kernelBuildRPMs(t, "Red Hat, Inc.", tc.payload)
+			out := t.TempDir()
+			res, err := Import(t.Context(), out, []string{modules, core}, &ImportOptions{Key: tc.over})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != tc.want || res.Kernels[0].Input != core {
+				t.Fatalf("imported %+v, skipped %v; want %v from %s", res.Kernels, res.Skipped, tc.want, core)
+			}
+			got := readBack(t, out)[tc.want]
+			if !bytes.Equal(got.VMLinux, want.VMLinux) {
+				t.Error("BTF from kernel-core differs from the BTF of its vmlinuz imported directly")
+			}
+			if len(got.Modules) != 8 {
+				t.Fatalf("%d modules, want the 8 of kernel-modules", len(got.Modules))
+			}
+			for _, m := range got.Modules {
+				ko := readTestModule(t, filepath.Join(kerneltest.SharedCorpus(t), "modules", k.Arch, k.Release, m.Name+".ko.xz"))
+				if !bytes.Equal(m.BTF, objcopySection(t, ko, ".BTF")) {
+					t.Errorf("module %s: BTF differs from its .ko's .BTF section", m.Name)
+				}
+			}
+			checkNoTemp(t, out)
+		})
+	}
+}
+
+// TestImportRPMWithoutKernel imports a kernel-modules RPM alone: its
+// modules have no base, and the error names the package and says so.
+func TestImportRPMWithoutKernel(t *testing.T) {
+	_, modules := kernelBuildRPMs(t, "", "w9.gzdio")
+	res, err := Import(t.Context(), t.TempDir(), []string{modules}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kernels) != 0 || len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], ErrNoBase) ||
+		!strings.Contains(res.Skipped[0].Error(), modules+":lib/modules/"+testKernels[3].key.Release) {
+		t.Fatalf("imported %v, skipped %v; want one ErrNoBase naming %s", res.Kernels, res.Skipped, modules)
+	}
+}
+
