@@ -115,4 +115,3 @@ func TestImportRPMWithoutKernel(t *testing.T) {
 		t.Fatalf("imported %v, skipped %v; want one ErrNoBase naming %s", res.Kernels, res.Skipped, modules)
 	}
 }
-
