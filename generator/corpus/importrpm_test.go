@@ -2,12 +2,15 @@ package corpus
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -114,4 +117,77 @@ func TestImportRPMWithoutKernel(t *testing.T) {
 		!strings.Contains(res.Skipped[0].Error(), modules+":lib/modules/"+testKernels[3].key.Release) {
 		t.Fatalf("imported %v, skipped %v; want one ErrNoBase naming %s", res.Kernels, res.Skipped, modules)
 	}
+}
+
+// TestImportRPMHostile imports malformed and hostile RPMs: each is
+// skipped with an error naming the package (and the member) and saying
+// what is wrong, the good kernels around them still come through, and
+// nothing is written outside the corpus.
+func TestImportRPMHostile(t *testing.T) {
+	const release = "6.99.0-7-test"
+	image := arm64Image(t, release)
+	module := extracttest.MakeELF(elf.EM_AARCH64, extracttest.Section{Name: ".BTF", Data: extracttest.SplitBTF(t)})
+	// A package with a gzip payload whose headers the cases reuse.
+	base := extracttest.MakeRPMs(t, extracttest.RPMBuild{Source: "kernel", Version: "6.99.0", Release: "7.el9", Arch: "aarch64", Payload: "w9.gzdio",
+		Packages: map[string][]extracttest.Section{"kernel-core": {{Name: "/lib/modules/" + release + "/vmlinuz", Data: image}}}})
+	good, err := os.ReadFile(base["kernel-core"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, payload := extracttest.RPMLayout(good)
+	goodImage := extracttest.Section{Name: "./lib/modules/" + release + "/vmlinuz", Data: image}
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		is      error
+		want    string // in the skipped error, after the package's path
+		kernels int
+	}{
+		{"good", good, nil, "", 1},
+		{"truncated header", good[:header+64], nil, ": rpm header: ", 0},
+		{"truncated signature", good[:120], nil, ": rpm signature header: unexpected EOF", 0},
+		{"header claims 2 GiB", patched(good, header+12, 0x7fffffff), extract.ErrTooLarge, ": rpm header: 2147483647 bytes of data", 0},
+		{"truncated payload", good[:payload+(len(good)-payload)/2], nil, ": rpm payload: ", 0},
+		{"release from a member name", extracttest.RPMWithPayload(t, good, goodImage, extracttest.Section{Name: "./lib/modules/x\n../vmlinuz", Data: image}),
+			kernelkey.ErrBadPathElement, ":lib/modules/x\n../vmlinuz: kernel release", 1},
+		{"module name", extracttest.RPMWithPayload(t, good, goodImage, extracttest.Section{Name: "./lib/modules/" + release + "/kernel/a\nb.ko", Data: module}),
+			kernelkey.ErrBadPathElement, ":lib/modules/" + release + "/kernel/a\nb.ko: module name", 1},
+		{"release walking out", extracttest.RPMWithPayload(t, good, extracttest.Section{Name: "./lib/modules/../../../tmp/ESCAPED/vmlinuz", Data: image}),
+			ErrNoBTF, ": no BTF found: package kernel-core has no kernel image", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			in := filepath.Join(t.TempDir(), "kernel-core.rpm")
+			writeFile(t, in, tc.data)
+			res, err := Import(t.Context(), filepath.Join(parent, "out"), []string{in}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Kernels) != tc.kernels {
+				t.Errorf("imported %+v, want %d kernels", res.Kernels, tc.kernels)
+			}
+			if tc.want == "" {
+				if len(res.Skipped) != 0 || res.Kernels[0].Key != (kernelkey.Key{Arch: "arm64", Release: release, Distro: "centos", Version: "9"}) {
+					t.Errorf("imported %+v, skipped %v", res.Kernels, res.Skipped)
+				}
+				return
+			}
+			if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Error(), in+tc.want) || (tc.is != nil && !errors.Is(res.Skipped[0], tc.is)) {
+				t.Errorf("skipped %q, want one error saying %q (wrapping %v)", res.Skipped, in+tc.want, tc.is)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) > 1 {
+				t.Errorf("written beside the corpus: %v", entries)
+			}
+			if _, err := os.Stat("/tmp/ESCAPED"); err == nil {
+				t.Error("/tmp/ESCAPED written")
+			}
+		})
+	}
+}
+
+// patched returns b with the big-endian 32-bit word at off set to v.
+func patched(b []byte, off int, v uint32) []byte {
+	b = bytes.Clone(b)
+	binary.BigEndian.PutUint32(b[off:], v)
+	return b
 }

@@ -102,21 +102,11 @@ func smallRPM(tb testing.TB, payload string) []byte {
 	return b
 }
 
-// rpmLayout finds the main header and the payload of a package, as
-// rpm's format document lays them out, to corrupt them.
-func rpmLayout(b []byte) (header, payload int) {
-	be := binary.BigEndian
-	sig := 96 + 16 + int(be.Uint32(b[96+8:]))*16 + int(be.Uint32(b[96+12:]))
-	header = (sig + 7) / 8 * 8
-	payload = header + 16 + int(be.Uint32(b[header+8:]))*16 + int(be.Uint32(b[header+12:]))
-	return header, payload
-}
-
 // TestReadRPMErrors reads malformed packages: each gives an error saying
 // what is wrong, within bounded memory, and never a panic.
 func TestReadRPMErrors(t *testing.T) {
 	good := smallRPM(t, "w9.gzdio")
-	header, payload := rpmLayout(good)
+	header, payload := extracttest.RPMLayout(good)
 	patch := func(off int, v uint32) []byte {
 		b := bytes.Clone(good)
 		binary.BigEndian.PutUint32(b[off:], v)

@@ -1,6 +1,8 @@
 package extracttest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cavaliergopher/cpio"
 )
 
 // RPMPayloads are rpmbuild's %_binary_payload settings for each payload
@@ -93,4 +97,40 @@ func MakeRPMs(tb testing.TB, b RPMBuild) map[string]string {
 		paths[name] = filepath.Join(out, name+".rpm")
 	}
 	return paths
+}
+
+// RPMLayout finds the main header and the payload of a package, from the
+// sizes in the signature and main header intros (rpm's format document:
+// a 96-byte lead, then each header's 16-byte intro, 16-byte index entries
+// and data, the signature's padded to 8 bytes).
+func RPMLayout(b []byte) (header, payload int) {
+	be := binary.BigEndian
+	sig := 96 + 16 + int(be.Uint32(b[96+8:]))*16 + int(be.Uint32(b[96+12:]))
+	header = (sig + 7) / 8 * 8
+	payload = header + 16 + int(be.Uint32(b[header+8:]))*16 + int(be.Uint32(b[header+12:]))
+	return header, payload
+}
+
+// RPMWithPayload returns a package whose headers are those of pkg, a
+// package with a gzip payload, and whose payload is a gzip cpio archive
+// (written by github.com/cavaliergopher/cpio) of the given regular files,
+// named as given: what rpmbuild will not make (names with newlines, files
+// the header does not list).
+func RPMWithPayload(tb testing.TB, pkg []byte, files ...Section) []byte {
+	tb.Helper()
+	var archive bytes.Buffer
+	w := cpio.NewWriter(&archive)
+	for _, f := range files {
+		if err := w.WriteHeader(&cpio.Header{Name: f.Name, Mode: 0o100644, Size: int64(len(f.Data))}); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := w.Write(f.Data); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	_, payload := RPMLayout(pkg)
+	return append(bytes.Clone(pkg[:payload]), Compressors["gzip"](tb, archive.Bytes())...)
 }
