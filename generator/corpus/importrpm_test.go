@@ -127,13 +127,7 @@ func TestImportRPMHostile(t *testing.T) {
 	const release = "6.99.0-7-test"
 	image := arm64Image(t, release)
 	module := extracttest.MakeELF(elf.EM_AARCH64, extracttest.Section{Name: ".BTF", Data: extracttest.SplitBTF(t)})
-	// A package with a gzip payload whose headers the cases reuse.
-	base := extracttest.MakeRPMs(t, extracttest.RPMBuild{Source: "kernel", Version: "6.99.0", Release: "7.el9", Arch: "aarch64", Payload: "w9.gzdio",
-		Packages: map[string][]extracttest.Section{"kernel-core": {{Name: "/lib/modules/" + release + "/vmlinuz", Data: image}}}})
-	good, err := os.ReadFile(base["kernel-core"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := smallKernelRPM(t)
 	header, payload := extracttest.RPMLayout(good)
 	goodImage := extracttest.Section{Name: "./lib/modules/" + release + "/vmlinuz", Data: image}
 	for _, tc := range []struct {
@@ -189,5 +183,20 @@ func TestImportRPMHostile(t *testing.T) {
 func patched(b []byte, off int, v uint32) []byte {
 	b = bytes.Clone(b)
 	binary.BigEndian.PutUint32(b[off:], v)
+	return b
+}
+
+// smallKernelRPM is a kernel-core package (aarch64, release 7.el9, gzip
+// payload) holding a small arm64 Image of release 6.99.0-7-test as
+// lib/modules/6.99.0-7-test/vmlinuz: the headers hostile packages reuse.
+func smallKernelRPM(tb testing.TB) []byte {
+	tb.Helper()
+	const release = "6.99.0-7-test"
+	pkgs := extracttest.MakeRPMs(tb, extracttest.RPMBuild{Source: "kernel", Version: "6.99.0", Release: "7.el9", Arch: "aarch64", Payload: "w9.gzdio",
+		Packages: map[string][]extracttest.Section{"kernel-core": {{Name: "/lib/modules/" + release + "/vmlinuz", Data: arm64Image(tb, release)}}}})
+	b, err := os.ReadFile(pkgs["kernel-core"])
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return b
 }
