@@ -1,6 +1,10 @@
 module github.com/btfembed/btfembed
 
-go 1.26.8
+// The floor is cilium/ebpf v0.22.0's own go directive. The x/ modules and
+// mpb are held at their newest releases that still declare go 1.25.0; newer
+// ones declare 1.26.0 and would force every module that adds btfembed up.
+// .ci/run vets (stdversion) at this version.
+go 1.25.0
 
 require (
 	github.com/cavaliergopher/cpio v1.0.1
@@ -11,10 +15,10 @@ require (
 	github.com/sassoftware/go-rpmutils v0.4.0
 	github.com/therootcompany/xz v1.0.1
 	github.com/ulikunitz/xz v0.5.15
-	github.com/vbauerster/mpb/v8 v8.16.2
-	golang.org/x/sys v0.49.0
-	golang.org/x/term v0.47.0
-	golang.org/x/tools v0.52.0
+	github.com/vbauerster/mpb/v8 v8.15.2
+	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
+	golang.org/x/tools v0.49.0
 )
 
 require (
@@ -25,11 +29,11 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/cloudflare/circl v1.3.8 // indirect
 	github.com/mattn/go-runewidth v0.0.30 // indirect
-	github.com/vbauerster/cupwriter v0.0.5 // indirect
+	github.com/vbauerster/cupwriter v0.0.4 // indirect
 	github.com/xi2/xz v0.0.0-20171230120015-48954b6210f8 // indirect
 	golang.org/x/crypto v0.23.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/mod v0.40.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 )
 
 tool (

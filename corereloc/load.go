@@ -121,6 +121,12 @@ func LoadReader(name string, r io.ReaderAt) (obj *Object, err error) {
 }
 
 func loadELF(name string, r io.ReaderAt) (*Object, error) {
+	// A text file or an archive given by mistake is told as such, rather
+	// than by how debug/elf fails on it ("EOF").
+	var magic [len(elf.ELFMAG)]byte
+	if n, _ := r.ReadAt(magic[:], 0); n < len(magic) || string(magic[:]) != elf.ELFMAG {
+		return nil, errors.New("not an ELF file: want a BPF object (clang -target bpf, bpf2go)")
+	}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, fmt.Errorf("read ELF: %w", err)

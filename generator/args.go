@@ -53,7 +53,14 @@ func noKernels(args *Args, arches []string, removed filterCount, skipped int) er
 		}
 		why = append(why, fmt.Sprintf("%s removed %d", what, removed[f]))
 	}
-	why = append(why, fmt.Sprintf("%d could not be read", skipped))
+	if skipped > 0 {
+		why = append(why, fmt.Sprintf("%d could not be read", skipped))
+	}
+	if len(why) == 0 {
+		// Nothing was filtered or skipped: the directories hold no kernel.
+		return fmt.Errorf("%w in %v: it holds no kernel BTF (<distro>/<version>/<arch>/<release>.btf.tar.xz, as BTFHub's archive lays it out); "+
+			"start one with `btfembed corpus import -o DIR /sys/kernel/btf/vmlinux`", ErrNoKernels, args.Corpus)
+	}
 	return fmt.Errorf("%w in %v: %s", ErrNoKernels, args.Corpus, strings.Join(why, ", "))
 }
 

@@ -54,10 +54,14 @@ type kernelCache struct {
 	// rebuilt from the cache.
 	pending, hits sync.Map
 
+	// verify is Args.CacheVerify: every result hit is checked by the
+	// oracle against the kernel's full BTF, read from the corpus.
+	verify bool
+
 	resultHits, btfHits atomic.Int64
 }
 
-func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, error) {
+func openKernelCache(dir string, byArch map[string]*objects, verify bool) (*kernelCache, error) {
 	c, err := cache.Open(dir)
 	if err != nil {
 		return nil, err
@@ -66,7 +70,15 @@ func openKernelCache(dir string, byArch map[string]*objects) (*kernelCache, erro
 	if err != nil {
 		return nil, err
 	}
-	return &kernelCache{c: c, tool: tool[:], byArch: byArch}, nil
+	return &kernelCache{c: c, tool: tool[:], byArch: byArch, verify: verify}, nil
+}
+
+// warnings are the cache's problems, for Result.Warnings. kc may be nil.
+func (kc *kernelCache) warnings() []string {
+	if kc == nil {
+		return nil
+	}
+	return kc.c.Warnings()
 }
 
 // set returns the relocation set of o.
@@ -161,13 +173,31 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 		if set, err := kc.set(o); err == nil {
 			if data, ok := kc.c.Get(kc.resultKey(kd, set)); ok {
 				kr, err := o.fromCache(data, set, e.Path)
-				if err == nil {
+				if err == nil && !sameKernel(kr.entry.Key, e.Key) {
+					err = fmt.Errorf("the entry is kernel %s's", kr.entry.Key)
+				}
+				switch {
+				case err != nil:
+					kc.c.Warn("cache: result of %s (%s) not used: %v; recomputed", e.Key, e.Path, err)
+				case kc.verify:
+					// The kernel's cached BTF is no more trusted than
+					// the result: the oracle's reference is read from
+					// the corpus.
+					k, errs := e.Read()
+					if k != nil && len(errs) == 0 {
+						kc.hits.Store(e.Path, kr)
+						kc.pending.Store(e.Path, kd)
+					}
+					return k, errs
+				default:
 					kc.hits.Store(e.Path, kr)
-					kc.resultHits.Add(1)
 					return &corpus.Kernel{Key: kr.entry.Key, Path: e.Path}, nil
 				}
 			}
 		}
+	}
+	if kc.verify {
+		return kc.read(e, kd)
 	}
 	if data, ok := kc.c.Get(kc.btfKey(kd)); ok {
 		if k, err := decodeKernel(data, e); err == nil {
@@ -176,6 +206,23 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 			return k, nil
 		}
 	}
+	return kc.read(e, kd)
+}
+
+// sameKernel reports whether a cached entry's key is the key the corpus
+// path gives: the fields the path sets must match (reading completes
+// the others for a kernel image named vmlinux).
+func sameKernel(cached, path kernelkey.Key) bool {
+	for _, f := range [][2]string{{cached.Arch, path.Arch}, {cached.Release, path.Release}, {cached.Distro, path.Distro}, {cached.Version, path.Version}} {
+		if f[1] != "" && f[0] != f[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// read reads a kernel from the corpus and caches its BTF.
+func (kc *kernelCache) read(e *corpus.Entry, kd cache.Key) (*corpus.Kernel, []error) {
 	k, errs := e.Read()
 	if k != nil && len(errs) == 0 {
 		if !storedRaw(k) {
@@ -198,13 +245,38 @@ func storedRaw(k *corpus.Kernel) bool {
 	return err == nil && st.Size() == int64(len(k.VMLinux))
 }
 
-// cached returns the result readEntry rebuilt for k.
-func (kc *kernelCache) cached(k *corpus.Kernel) (*kernelResult, bool) {
+// cached returns the result readEntry rebuilt for k. In verify mode, it
+// is first checked by the oracle against k's full BTF; one that fails is
+// a miss, with a warning.
+func (o *objects) cached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, bool) {
 	v, ok := kc.hits.LoadAndDelete(k.Path)
 	if !ok {
 		return nil, false
 	}
-	return v.(*kernelResult), true
+	kr := v.(*kernelResult)
+	if kc.verify {
+		if err := o.reverify(k, kr); err != nil {
+			kc.c.Warn("cache: result of %s (%s) fails verification against the full BTF, recomputed: %v", k.Key, k.Path, err)
+			return nil, false
+		}
+		kc.pending.Delete(k.Path)
+	}
+	kc.resultHits.Add(1)
+	return kr, true
+}
+
+// reverify is the oracle on a cached result: every program's fixups
+// against the cached entry equal those against the kernel's full BTF, all
+// its modules (those that offer no candidate change no fixup).
+func (o *objects) reverify(k *corpus.Kernel, kr *kernelResult) error {
+	if !sameKernel(kr.entry.Key, k.Key) {
+		return fmt.Errorf("the entry is kernel %s's", kr.entry.Key)
+	}
+	full, err := fullTargets(k, k.Modules)
+	if err != nil {
+		return err
+	}
+	return o.verify(full, &kr.entry)
 }
 
 // store caches a verified result of a kernel readEntry read.

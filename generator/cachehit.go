@@ -8,6 +8,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -24,7 +25,10 @@ import (
 //     BTF, so predictions computed against that BTF hold; TypeIDs: the
 //     full BTF's kernel type ID of their target_type_id relocations,
 //     which the minimized BTF numbers otherwise; Refused: the reasons of
-//     a program btf.CORERelocate refused, by its groups.
+//     a program btf.CORERelocate refused, by its groups; Facts: what the
+//     predictions beyond CO-RE need (helpers, map types, kfuncs asked
+//     about...): a result whose facts were not asked about every kfunc
+//     the objects call is not used.
 type cachedResult struct {
 	Key           kernelkey.Key // as reading completed it
 	VMLinux       []byte
@@ -37,6 +41,9 @@ type cachedResult struct {
 	Verified  map[string]bool
 	TypeIDs   map[string]uint64
 	Refused   map[string][]string
+	// Facts are what the full BTF says beyond CO-RE, for the
+	// prediction (predict.NewKernel).
+	Facts *predict.Kernel
 }
 
 type cachedModule struct {
@@ -70,6 +77,7 @@ func newCachedOutcome(res *corereloc.Result, i, j int) cachedOutcome {
 func (cr *cachedResult) fill(o *objects, set *relocationSet, kr *kernelResult) bool {
 	cr.Outcomes, cr.Functions = map[string]cachedOutcome{}, map[string][]cachedOutcome{}
 	cr.Verified, cr.TypeIDs, cr.Refused = map[string]bool{}, map[string]uint64{}, map[string][]string{}
+	cr.Facts = kr.facts
 	for i, obj := range o.relos {
 		failed := map[string]bool{}
 		for j := range obj.Sites {
@@ -134,6 +142,14 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&cr); err != nil {
 		return nil, err
 	}
+	if cr.Facts == nil {
+		return nil, fmt.Errorf("no kernel facts cached")
+	}
+	for _, name := range o.kfuncs {
+		if !slices.Contains(cr.Facts.Asked, name) {
+			return nil, fmt.Errorf("the cached kernel facts do not say whether the kernel has kfunc %s", name)
+		}
+	}
 	rows := make([]objectRows, len(o.names))
 	for i, obj := range o.relos {
 		at := map[string]int{} // next outcome of a failed function
@@ -188,13 +204,13 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	if err != nil {
 		return nil, err
 	}
-	_, unrelocated := o.predict(cr.Key, targets, rows, typeIDs)
+	_, unrelocated := o.predict(cr.Key, targets, cr.Facts, rows, typeIDs)
 	for i := range rows {
 		for k, p := range rows[i].Programs {
 			switch reasons, ok := refused[i][p.Program]; {
 			case ok:
 				// As cilium/ebpf refused it against the full BTF.
-				rows[i].Programs[k] = ProgramReport{Object: p.Object, Program: p.Program, Verdict: VerdictFails, Reasons: reasons}
+				rows[i].Programs[k] = ProgramReport{Object: p.Object, Program: p.Program, Verdict: VerdictFails, Reason: string(predict.KindCORE), Reasons: reasons}
 			case unrelocated[i][p.Program]:
 				return nil, fmt.Errorf("%s: program %s does not relocate on the minimized BTF", o.names[i], p.Program)
 			}

@@ -47,8 +47,19 @@ type Args struct {
 	Progress Progress
 	// CacheDir is the directory of the cache that spares a rerun the
 	// kernels it has seen (see internal/cache); "" runs without one. The
-	// command takes it from $BTFEMBED_CACHE.
+	// command takes it from $BTFEMBED_CACHE. A cache that cannot be
+	// opened, read or written is a warning (Result.Warnings), never an
+	// error.
 	CacheDir string
+	// CacheVerify is the mode for a cache restored across a trust
+	// boundary (a CI cache another branch could have written): every
+	// result taken from the cache is checked by the oracle against the
+	// kernel's full BTF, read from the corpus, as a freshly computed one
+	// is; a result that fails is recomputed, with a warning. It costs
+	// reading and decompressing each kernel and the oracle's relocations
+	// (see docs/cache.md); the command sets it from
+	// $BTFEMBED_CACHE_VERIFY.
+	CacheVerify bool
 	// Shard and Shards process only the kernels of one shard out of
 	// Shards (corpus.ShardOf); Result.WritePart writes what Merge joins.
 	// Shards 0 processes the whole corpus.
@@ -100,10 +111,14 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cache is an optimization: a cache that cannot be used is a
+	// warning, and the run goes on without it.
 	var kc *kernelCache
+	var warnings []string
 	if args.CacheDir != "" {
-		if kc, err = openKernelCache(args.CacheDir, byArch); err != nil {
-			return nil, err
+		if kc, err = openKernelCache(args.CacheDir, byArch, args.CacheVerify); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%v; running without the cache", err))
+			kc = nil
 		}
 	}
 	workers := args.Workers
@@ -201,7 +216,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		res.Report.CachedBTF = int(kc.btfHits.Load())
 	}
 	res.Report.Duration = time.Since(start)
-	res.Warnings = objectWarnings(all)
+	res.Warnings = append(append(objectWarnings(all), warnings...), kc.warnings()...)
 	return res, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -18,9 +19,10 @@ import (
 // objects holds what every kernel is processed against, loaded once and
 // shared read-only by the workers.
 type objects struct {
-	names []string               // the objects as the user named them
-	relos []*corereloc.Object    // relocations, for matching
-	colls []*ebpf.CollectionSpec // programs, for the oracle
+	names  []string               // the objects as the user named them
+	relos  []*corereloc.Object    // relocations, for matching
+	colls  []*ebpf.CollectionSpec // programs, for the oracle
+	kfuncs []string               // the kfuncs the programs call, for the prediction
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -35,13 +37,15 @@ func loadObjects(paths []string) (*objects, error) {
 			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", p, err)
 		}
 		o.colls = append(o.colls, coll)
+		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
 	return o, nil
 }
 
-// subset is the objects at the indices, sharing what is loaded.
+// subset is the objects at the indices, sharing what is loaded (and
+// asking about all the objects' kfuncs).
 func (o *objects) subset(indices []int) *objects {
-	s := &objects{}
+	s := &objects{kfuncs: o.kfuncs}
 	for _, i := range indices {
 		s.names = append(s.names, o.names[i])
 		s.relos = append(s.relos, o.relos[i])
@@ -63,6 +67,7 @@ type kernelResult struct {
 	match       *corereloc.Result
 	typeIDs     []map[string]map[int]uint64
 	unrelocated []map[string]bool
+	facts       *predict.Kernel
 }
 
 // processCached is process through the cache: a kernel whose result the
@@ -75,7 +80,7 @@ type kernelResult struct {
 // (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
 	if kc != nil {
-		if kr, ok := kc.cached(k); ok {
+		if kr, ok := o.cached(kc, k); ok {
 			return kr, nil
 		}
 	}
@@ -86,7 +91,7 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 	if kc != nil {
 		kc.store(o, k, kr)
 	}
-	kr.match, kr.typeIDs, kr.unrelocated = nil, nil, nil
+	kr.match, kr.typeIDs, kr.unrelocated, kr.facts = nil, nil, nil, nil
 	return kr, nil
 }
 
@@ -166,7 +171,8 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	if err := o.verify(full, &kr.entry); err != nil {
 		return nil, err
 	}
-	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, rows, nil)
+	kr.facts = predict.NewKernel(full, o.kfuncs)
+	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, kr.facts, rows, nil)
 	for i := range rows {
 		rows[i] = rows[i].named(o.names[i])
 	}

@@ -160,6 +160,7 @@ func (r objectRows) named(name string) objectRows {
 			p.Object = name
 			p.Program = unique.Make(p.Program).Value()
 			p.Verdict = unique.Make(p.Verdict).Value()
+			p.Reason = unique.Make(p.Reason).Value()
 			p.Reasons = internAll(p.Reasons)
 			p.Guarded = internAll(p.Guarded)
 			out.Programs[i] = p

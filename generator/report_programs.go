@@ -19,16 +19,25 @@ import (
 var ErrUnloadable = errors.New("programs predicted not to load")
 
 // ProgramReport is the load prediction for one program on one kernel:
-// whether the verifier will reach a poisoned CO-RE instruction there.
+// whether the verifier will reach a poisoned CO-RE instruction there, or
+// the program needs what the kernel lacks.
 type ProgramReport struct {
 	Object  string `json:"object"`
 	Program string `json:"program"`
 	// Verdict is "loads", "fails" or "unknown" (the analysis cannot
 	// tell; Reasons say why).
 	Verdict string `json:"verdict"`
-	// Reasons name, for "fails", the reachable poisoned instruction and
-	// its relocation (byte_off task_struct.mm_cid) or cilium/ebpf's
-	// relocation error; for "unknown", why the analysis gave up.
+	// Reason is the kind of the first of Reasons, what a "fails" or
+	// "unknown" verdict is about: "core", "helper", "map_type",
+	// "prog_type", "attach_type", "kfunc", "global_data",
+	// "btf_id_attach", "ctx_access" or "analysis" (predict.Kind; stable,
+	// docs/predictions.md says what each means).
+	Reason string `json:"reason,omitempty"`
+	// Reasons name, for "fails", what fails the program, the first
+	// first: the reachable poisoned instruction and its relocation
+	// (byte_off task_struct.mm_cid), cilium/ebpf's relocation error, or
+	// what the kernel lacks (helper bpf_loop (181) is not in this
+	// kernel); for "unknown", why the analysis cannot tell.
 	Reasons []string `json:"reasons,omitempty"`
 	// Guarded lists poisoned instructions no path reaches: CO-RE guards
 	// (bpf_core_field_exists and the like) at work.
@@ -45,24 +54,22 @@ const (
 // predict predicts every program on one kernel, relocated against its
 // BTF, into each object's rows. targets is the full BTF, or the embedded
 // BTF (equal for every fixup: the oracle checked that) with typeIDs
-// giving, per object and program, the full BTF's kernel type IDs. It
+// giving, per object and program, the full BTF's kernel type IDs; facts
+// are what the full BTF says beyond CO-RE (predict.NewKernel). It
 // returns, per object, the kernel type IDs the relocations took by
 // program and instruction, and the programs whose relocations
 // btf.CORERelocate refused.
-func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, rows []objectRows, typeIDs []map[string]map[int]uint64) ([]map[string]map[int]uint64, []map[string]bool) {
+func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.Kernel, rows []objectRows, typeIDs []map[string]map[int]uint64) ([]map[string]map[int]uint64, []map[string]bool) {
 	ids := make([]map[string]map[int]uint64, len(o.colls))
 	unrelocated := make([]map[string]bool, len(o.colls))
 	for i, coll := range o.colls {
-		opts := &predict.Options{Release: k.Release}
+		opts := &predict.Options{Release: k.Release, Kernel: facts}
 		if typeIDs != nil {
 			opts.KernelTypeIDs = func(program string) map[int]uint64 { return typeIDs[i][program] }
 		}
 		ids[i], unrelocated[i] = map[string]map[int]uint64{}, map[string]bool{}
-		for _, p := range predict.Collection(o.names[i], coll, k.String(), targets, opts) {
-			rows[i].Programs = append(rows[i].Programs, ProgramReport{
-				Object: p.Object, Program: p.Program, Verdict: p.Verdict.String(),
-				Reasons: p.Reasons, Guarded: p.Guarded,
-			})
+		for _, p := range predict.Collection(o.names[i], coll, o.relos[i], k.String(), targets, opts) {
+			rows[i].Programs = append(rows[i].Programs, programReport(p))
 			if p.KernelTypeIDs != nil {
 				ids[i][p.Program] = p.KernelTypeIDs
 			}
@@ -72,6 +79,18 @@ func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, rows []objectRow
 		}
 	}
 	return ids, unrelocated
+}
+
+// programReport is a prediction as the report shows it.
+func programReport(p predict.Prediction) ProgramReport {
+	r := ProgramReport{Object: p.Object, Program: p.Program, Verdict: p.Verdict.String(), Guarded: p.Guarded}
+	for i, reason := range p.Reasons {
+		if i == 0 {
+			r.Reason = string(reason.Kind)
+		}
+		r.Reasons = append(r.Reasons, reason.Text)
+	}
+	return r
 }
 
 // Unloadable counts the programs predicted to fail on some kernel and
@@ -194,8 +213,9 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		fmt.Fprintf(w, "Load prediction: all %d programs load on every kernel.\n", len(total))
 	} else {
 		fmt.Fprintf(w, "Load prediction: %d of %d programs do not load, or may not, on some kernels (fails: the verifier\n"+
-			"reaches a poisoned CO-RE instruction or cilium/ebpf refuses the relocation; unknown: the analysis cannot tell;\n"+
-			"-: the object is not checked on those kernels).\n\n",
+			"reaches a poisoned CO-RE instruction, cilium/ebpf refuses the relocation, or the kernel lacks a helper, map\n"+
+			"type, kfunc... the program needs; unknown: the analysis cannot tell; -: the object is not checked on those\n"+
+			"kernels). Why gives each program's first reason per kernel group, its kind in brackets (-v: all).\n\n",
 			len(rows), len(total))
 		// Many kernel groups: one letter a cell keeps the table narrow.
 		compact := len(groups) > compactGroups
@@ -243,7 +263,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 				}
 				i := slices.IndexFunc(same, func(gs []*kernelGroup) bool {
 					q := gs[0].verdict[id]
-					return q.Verdict == p.Verdict && slices.Equal(q.Reasons, p.Reasons)
+					return q.Verdict == p.Verdict && q.Reason == p.Reason && slices.Equal(shown(q.Reasons, verbose), shown(p.Reasons, verbose))
 				})
 				if i < 0 {
 					same = append(same, nil)
@@ -258,8 +278,14 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 				}
 				p := gs[0].verdict[id]
 				fmt.Fprintf(w, "  %s %s on %s: %s\n", id[0], id[1], strings.Join(labels, ", "), p.Verdict)
-				for _, reason := range p.Reasons {
+				for i, reason := range shown(p.Reasons, verbose) {
+					if i == 0 && p.Reason != "" {
+						reason += " [" + p.Reason + "]"
+					}
 					fmt.Fprintf(w, "      %s\n", reason)
+				}
+				if more := len(p.Reasons) - len(shown(p.Reasons, verbose)); more > 0 {
+					fmt.Fprintf(w, "      (%d more with -v)\n", more)
 				}
 			}
 		}
@@ -268,6 +294,15 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		r.writeGuarded(w)
 	}
 	return nil
+}
+
+// shown are the reasons the report shows: the first, which is what the
+// program fails on first, or all with verbose.
+func shown(reasons []string, verbose bool) []string {
+	if verbose || len(reasons) < 2 {
+		return reasons
+	}
+	return reasons[:1]
 }
 
 // writeGuarded lists the poisoned instructions no path reaches, with the

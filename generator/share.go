@@ -78,7 +78,7 @@ func shared[T any](seen map[string][]T, rows []T, write func(*strings.Builder, T
 func writeProgram(b *strings.Builder, p ProgramReport) {
 	// Reasons and Guarded are omitempty: nil and empty, both [] here,
 	// are the same in the JSON.
-	fmt.Fprintf(b, "%q %q %q %q %q", p.Object, p.Program, p.Verdict, p.Reasons, p.Guarded)
+	fmt.Fprintf(b, "%q %q %q %q %q %q", p.Object, p.Program, p.Verdict, p.Reason, p.Reasons, p.Guarded)
 }
 
 func writeRelocation(b *strings.Builder, r RelocationReport) {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -20,7 +21,8 @@ var ErrCorrupt = payload.ErrCorrupt
 // Assets is an opened payload. It is safe for concurrent use; each kernel's
 // BTF is decompressed and parsed at most once, on first use.
 type Assets struct {
-	p *payload.Payload
+	p      *payload.Payload
+	budget int64 // OpenOptions.DecodeBudget
 
 	mu     sync.Mutex
 	loaded map[Key]*assetEntry // entries looked up so far
@@ -38,23 +40,54 @@ type assetEntry struct {
 	loadErr  error
 }
 
-// Open parses the header and directory of data, a payload the generator
-// wrote; it decompresses no kernel BTF and costs the same however many
-// kernels data holds. data must not be modified afterwards. A malformed
-// payload gives an error wrapping ErrCorrupt.
-func Open(data []byte) (*Assets, error) {
+// DefaultDecodeBudget is the decode budget of one Select, Lookup or
+// Kernels call when OpenOptions leaves it zero: 32 MiB, five times the
+// largest full vmlinux BTF shipped today, where an embedded entry's
+// minimized BTF is typically under 1 MiB.
+const DefaultDecodeBudget = payload.DefaultBudget
+
+// OpenOptions tunes OpenWithOptions. A nil *OpenOptions means the
+// defaults.
+type OpenOptions struct {
+	// DecodeBudget bounds the bytes one Select, Lookup or Kernels call
+	// decompresses and parses from the payload, all together: every index
+	// block, dictionary and blob it decodes, counted again each time a
+	// blob is used (a blob many modules share is parsed once per module),
+	// string tables included. A payload that needs more gives an error
+	// wrapping ErrCorrupt before the memory is allocated, so a crafted
+	// payload cannot exhaust the agent's memory, while peak memory stays
+	// a small multiple of the budget. Entries decoded by an earlier call
+	// are not charged again. 0 means DefaultDecodeBudget.
+	DecodeBudget int64
+}
+
+// Open is OpenWithOptions with the default options.
+func Open(data []byte) (*Assets, error) { return OpenWithOptions(data, nil) }
+
+// OpenWithOptions parses the header and directory of data, a payload the
+// generator wrote; it decompresses no kernel BTF and costs the same however
+// many kernels data holds. data must not be modified afterwards. A
+// malformed payload gives an error wrapping ErrCorrupt, here or from any
+// later call that decodes the malformed part.
+func OpenWithOptions(data []byte, opts *OpenOptions) (*Assets, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
 	p, err := payload.Open(data)
 	if err != nil {
 		return nil, err
 	}
-	return &Assets{p: p, loaded: map[Key]*assetEntry{}}, nil
+	return &Assets{p: p, budget: opts.DecodeBudget, loaded: map[Key]*assetEntry{}}, nil
 }
+
+// newBudget is the budget of one call.
+func (a *Assets) newBudget() *payload.Budget { return payload.NewBudget(a.budget) }
 
 // Kernels lists the embedded kernels in key order. It decodes every
 // block of the index, which Select never does, so a corrupt block that
 // Open could not see is an error here, wrapping ErrCorrupt.
 func (a *Assets) Kernels() ([]Key, error) {
-	entries, err := a.p.Entries()
+	entries, err := a.p.Entries(a.newBudget())
 	if err != nil {
 		return nil, err
 	}
@@ -82,19 +115,20 @@ func (a *Assets) entry(e payload.Entry) *assetEntry {
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
 	key.Arch, _ = kernelkey.NormalizeArch(key.Arch)
-	e, ok, err := a.p.Find(key)
+	bud := a.newBudget()
+	e, ok, err := a.p.Find(key, bud)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, &NotSupportedError{Key: key, Embedded: a.p.Len()}
 	}
-	return a.selection(a.entry(e))
+	return a.selection(a.entry(e), bud)
 }
 
-// selection loads entry e (once) and wraps it in a Selection.
-func (a *Assets) selection(e *assetEntry) (*Selection, error) {
-	spec, modRaw, err := a.load(e)
+// selection loads entry e (once, within bud) and wraps it in a Selection.
+func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, error) {
+	spec, modRaw, err := a.load(e, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -105,28 +139,34 @@ func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 	return sel, nil
 }
 
-// load decompresses and parses entry e, once.
-func (a *Assets) load(e *assetEntry) (*btf.Spec, []Module, error) {
+// load decompresses and parses entry e, once, within bud. Every error is
+// about the payload's bytes, so it wraps ErrCorrupt: a blob that is not
+// BTF, a module that does not relocate onto its own entry's vmlinux.
+func (a *Assets) load(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Module, error) {
 	e.once.Do(func() {
-		e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e)
-		if e.loadErr != nil {
+		e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e, bud)
+		switch {
+		case e.loadErr == nil:
+		case errors.Is(e.loadErr, ErrCorrupt):
 			e.loadErr = fmt.Errorf("embedded BTF for %s: %w", e.Key, e.loadErr)
+		default:
+			e.loadErr = fmt.Errorf("%w: embedded BTF for %s: %w", ErrCorrupt, e.Key, e.loadErr)
 		}
 	})
 	return e.spec, e.modRaw, e.loadErr
 }
 
-func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.Spec, error) {
+func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Module, map[string]*btf.Spec, error) {
 	// Relocating a distilled module needs the raw vmlinux BTF; otherwise
 	// cilium/ebpf reads it while it is unpacked, never whole.
 	var r io.ReaderAt
 	var raw []byte
 	var err error
 	if slices.ContainsFunc(e.Modules, func(m payload.EntryModule) bool { return m.HasBase }) {
-		raw, err = a.p.Blob(e.VMLinux)
+		raw, err = a.p.Blob(e.VMLinux, bud)
 		r = bytes.NewReader(raw)
 	} else {
-		r, err = a.p.BlobReader(e.VMLinux)
+		r, err = a.p.BlobReader(e.VMLinux, bud)
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -140,11 +180,11 @@ func (a *Assets) loadEntry(e *assetEntry) (*btf.Spec, []Module, map[string]*btf.
 	for _, m := range e.Modules {
 		mod := Module{Name: m.Name}
 		if m.HasBase {
-			if mod.Base, err = a.p.Blob(m.Base); err != nil {
+			if mod.Base, err = a.p.Blob(m.Base, bud); err != nil {
 				return nil, nil, nil, fmt.Errorf("module %s base: %w", mod.Name, err)
 			}
 		}
-		if mod.Split, err = a.p.Blob(m.Split); err != nil {
+		if mod.Split, err = a.p.Blob(m.Split, bud); err != nil {
 			return nil, nil, nil, fmt.Errorf("module %s: %w", mod.Name, err)
 		}
 		mods = append(mods, mod)

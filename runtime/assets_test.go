@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func TestEncodeOpenLookup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, err := pp.Entries()
+			all, err := pp.Entries(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,20 +224,59 @@ func TestCorruptBytes(t *testing.T) {
 }
 
 // exercise opens p and looks up every kernel it lists, failing the test
-// on a panic; errors are expected.
+// on a panic or on an error that does not wrap ErrCorrupt (issue 18: 2% of
+// mutated payloads gave cilium/ebpf's errors bare).
 func exercise(t *testing.T, p []byte) {
+	t.Helper()
+	corrupt := func(what string, err error) bool {
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: error %q does not wrap ErrCorrupt", what, err)
+		}
+		return err != nil
+	}
 	a, err := Open(p)
-	if err != nil {
+	if corrupt("Open", err) {
 		return
 	}
-	keys, _ := a.Kernels() // a corrupt block: exercise what is listed
+	keys, err := a.Kernels()
+	corrupt("Kernels", err) // a corrupt block: exercise what is listed
 	for _, k := range keys {
 		sel, err := a.Lookup(k)
-		if err != nil {
+		if corrupt("Lookup "+k.String(), err) {
 			continue
 		}
 		for range sel.Spec.All() {
 		}
+	}
+}
+
+// TestDecodeBudget is issue 18's amplification payload: a few KB naming, from
+// each of several modules, one blob of a 200 MiB string table. Each module
+// decoded it again (four took 2.2 GiB, eight died of memory); within the
+// call's decode budget, Lookup fails with ErrCorrupt before allocating it.
+func TestDecodeBudget(t *testing.T) {
+	const strLen = 200 << 20
+	key := Key{Arch: "x86_64", Release: "amplified"}
+	p := payloadtest.Amplification(t, key, 4, strLen)
+	t.Logf("payload of %d bytes", len(p))
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	_, err := open(t, p).Lookup(key)
+	goruntime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "decode budget") {
+		t.Fatalf("Lookup: error %v, want ErrCorrupt for the decode budget", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*DefaultDecodeBudget {
+		t.Errorf("Lookup allocated %d MiB, budget %d MiB", alloc>>20, DefaultDecodeBudget>>20)
+	}
+	// The budget is the caller's: one that fits the blob once fails on
+	// the first module's use of it.
+	a, err := OpenWithOptions(p, &OpenOptions{DecodeBudget: strLen + 1<<20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Lookup(key); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "module m0") {
+		t.Errorf("budget of one blob: error %v, want ErrCorrupt at module m0", err)
 	}
 }
 

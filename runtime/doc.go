@@ -20,6 +20,14 @@
 // where the host's / is mounted. A corrupt payload gives an error wrapping
 // ErrCorrupt, never a panic.
 //
+// Memory is bounded by a decode budget per call (OpenOptions.DecodeBudget,
+// DefaultDecodeBudget of 32 MiB): everything one Select, Lookup or Kernels
+// decompresses and parses counts against it, every index block and
+// dictionary, every module, and every use of a blob, shared or not. A
+// payload that needs more is treated as corrupt, so a crafted payload of a
+// few KB whose modules all name one huge blob fails fast instead of taking
+// gigabytes.
+//
 // # Selection outcomes
 //
 // Select returns a Selection or an error, never both and never neither,
@@ -44,7 +52,8 @@
 //     lists the distributions embedded and, if os-release could not be
 //     read, why.
 //   - The release is not embedded: an error wrapping ErrKernelNotSupported
-//     naming arch, release and distribution.
+//     naming arch, release and distribution, and the `btfembed corpus
+//     import` command that adds this release to the corpus.
 //
 // Module BTF files of the kernel (sys/kernel/btf/<module>) follow the same
 // rules; one that exists but cannot be used makes the kernel's BTF

@@ -82,7 +82,7 @@ func ExampleAssets_Select() {
 	// Output:
 	// embedded arm64/6.1.0-57-arm64 (debian 12) true
 	// true
-	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 2 embedded kernels matches
+	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 2 embedded kernels matches; to embed it, import its BTF into the corpus and run go generate again: on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, or `btfembed corpus import -o CORPUS /boot/vmlinuz-5.15.0-1-generic` (or its kernel package)
 }
 
 // CollectionOptions gives options for ebpf.NewCollectionWithOptions with

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/regfile"
 )
 
@@ -38,7 +39,19 @@ func (e *NotSupportedError) Error() string {
 	if e.Reason != "" {
 		return msg + e.Reason
 	}
-	return msg + fmt.Sprintf("none of the %d embedded kernels matches", e.Embedded)
+	return msg + fmt.Sprintf("none of the %d embedded kernels matches; ", e.Embedded) + e.fix()
+}
+
+// fix tells the developer how to embed the missing kernel: the error is
+// often read first in the field, far from the corpus, so it names the
+// exact import command for this release. /sys/kernel/btf/vmlinux serves
+// where the kernel has BTF of its own (Select only falls back to the
+// payload there when forced or when that file is unusable); its image
+// serves where it has none, since distribution images keep their .BTF.
+func (e *NotSupportedError) fix() string {
+	return "to embed it, import its BTF into the corpus and run go generate again: " +
+		"on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, " +
+		"or `btfembed corpus import -o CORPUS /boot/vmlinuz-" + e.Key.Release + "` (or its kernel package)"
 }
 
 func (e *NotSupportedError) Unwrap() error { return ErrKernelNotSupported }
@@ -128,9 +141,10 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
+	bud := a.newBudget()
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(h, opts.HostRoot)
+		sel, err := a.kernelSelection(h, opts.HostRoot, bud)
 		if err == nil {
 			return sel, nil
 		}
@@ -138,17 +152,17 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 			kernelErr = fmt.Errorf("kernel BTF: %w", err)
 		}
 	}
-	e, err := a.match(h)
+	e, err := a.match(h, bud)
 	if err != nil {
 		return nil, errors.Join(kernelErr, err)
 	}
-	return a.selection(e)
+	return a.selection(e, bud)
 }
 
 // match finds the entry for the host among those of its arch and release.
-func (a *Assets) match(h host) (*assetEntry, error) {
+func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 	key := h.key
-	found, err := a.p.Release(key.Arch, key.Release)
+	found, err := a.p.Release(key.Arch, key.Release, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +243,7 @@ const maxKernelBTF = 256 << 20
 // the matching embedded entry, if any, and relocated onto the kernel's
 // vmlinux BTF. Every file is checked to be a regular file before it is
 // opened, and opened non-blocking, so a FIFO or device cannot hang Select.
-func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
+func (a *Assets) kernelSelection(h host, root string, bud *payload.Budget) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
 	present, err := kernelFile(vmlinux)
@@ -273,7 +287,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(h, sel, vmlinux, raw); err != nil {
+	if err := a.embeddedModules(h, sel, vmlinux, raw, bud); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -309,12 +323,12 @@ func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 // kernel's vmlinux BTF. That is vmlinuxRaw where kernelSelection read the
 // file itself (under a HostRoot), so it is read once; where cilium/ebpf
 // loaded it, it is read from vmlinuxPath, and only if a module needs it.
-func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
-	e, err := a.match(h)
+func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte, bud *payload.Budget) error {
+	e, err := a.match(h, bud)
 	if err != nil || len(e.Modules) == 0 {
 		return nil // nothing embedded for this kernel
 	}
-	if _, _, err := a.load(e); err != nil {
+	if _, _, err := a.load(e, bud); err != nil {
 		return err
 	}
 	var lacking []Module

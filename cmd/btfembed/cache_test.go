@@ -52,13 +52,38 @@ func TestCacheCommand(t *testing.T) {
 	}
 }
 
+// TestCacheUncreatable: a default cache directory that cannot be created
+// (issue 18: "cache: mkdir /nonexistent: permission denied" failed the
+// run) is a warning; the run writes its output without the cache.
+func TestCacheUncreatable(t *testing.T) {
+	t.Setenv(cache.EnvVar, "")
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(file, "cache"))
+	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(&stdout, &stderr, []string{"-q", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-kernels", "6.1.0-47*", "-pkg", "agent", "-output", out + "/", obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "not a directory; running without the cache") {
+		t.Errorf("stderr lacks the warning:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "kernelbtf.go")); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestShardMerge: two shards merged write the files one unsharded run
-// writes, byte for byte.
+// writes, byte for byte. Both modes create the -output directory.
 func TestShardMerge(t *testing.T) {
 	t.Setenv(cache.EnvVar, cache.Off)
 	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
 	corpusDir := filepath.Join(kerneltest.Dir(), "btfhub")
-	whole, sharded := t.TempDir(), t.TempDir()
+	whole, sharded := filepath.Join(t.TempDir(), "new", "whole"), filepath.Join(t.TempDir(), "new", "sharded")
 	gen := func(dir string, extra ...string) {
 		t.Helper()
 		args := append([]string{"-q", "-corpus", corpusDir, "-pkg", "agent", "-output", filepath.Join(dir, "kernelbtf.go"), "-report", filepath.Join(dir, "report.json")}, extra...)

@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -23,9 +26,13 @@ import writes kernel BTF into a corpus at <dir>, in the BTFHub-archive layout
 <release>.modules/ beside it. An input is a kernel package (.deb), a kernel
 image (vmlinuz, Image, Image.gz), an ELF vmlinux, raw or compressed BTF
 (.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz, /sys/kernel/btf/vmlinux,
-or a corpus directory. Release, arch and distribution come from the input
-(package metadata, the kernel's version string, the ELF machine, the path)
-unless flags give them. Bad inputs are reported and skipped.
+or a corpus directory. Kernels without BTF are read from their DWARF: a
+vmlinux with debug info (plain or compressed) or a debug package
+(linux-image-<release>-dbg_*.deb), made into BTF by pahole (package pahole);
+the result is cached under $BTFEMBED_CACHE by the input's contents. Release,
+arch and distribution come from the input (package metadata, the kernel's
+version string, the ELF machine, the path) unless flags give them. Bad
+inputs are reported and skipped.
 
 ls prints one line per kernel (key, types, bytes, modules) and a total.
 
@@ -82,6 +89,12 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		}
 		opts.Key.Arch = arch
 	}
+	cacheDir, err := cache.DirFromEnv()
+	if err != nil {
+		return fmt.Errorf("corpus import: %w", err)
+	}
+	opts.CacheDir = cacheDir
+	opts.Warn = func(err error) { fmt.Fprintln(stderr, "btfembed corpus import: warning:", err) }
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {
@@ -94,7 +107,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 			modules += k.Modules
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "imported %d kernels with %d modules; skipped %d\n", len(res.Kernels), modules, len(res.Skipped))
+		fmt.Fprintf(stdout, "imported %s with %s; skipped %d\n", plural.Count(len(res.Kernels), "kernel"), plural.Count(modules, "module"), len(res.Skipped))
 	}
 	if err != nil {
 		return fmt.Errorf("corpus import: %w", err)
@@ -130,6 +143,14 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	if _, err := path.Match(opts.Release, ""); err != nil {
 		return fmt.Errorf("corpus ls: -release %q: %w: %w", opts.Release, err, errUsage)
 	}
+	// A corpus that is not there is an error before any output.
+	for _, dir := range fs.Args() {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("corpus ls: %w", err)
+		}
+	}
+	// The table is buffered until the end, so that a listing that read no
+	// kernel prints only its errors.
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tTYPES\tBYTES\tMODULES\tMODULE BYTES")
 	var total corpus.Summary
@@ -155,16 +176,18 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Key, s.Types, s.Bytes, s.Modules, s.ModuleBytes)
 		return nil
 	})
-	fmt.Fprintf(tw, "total: %d kernels\t%d\t%d\t%d\t%d\n", kernels, total.Types, total.Bytes, total.Modules, total.ModuleBytes)
-	tw.Flush()
-	if skipped > 0 {
-		fmt.Fprintf(stdout, "skipped %d\n", skipped)
-	}
 	if err != nil {
 		return fmt.Errorf("corpus ls: %w", err)
 	}
 	if kernels == 0 && firstErr != nil {
-		return fmt.Errorf("corpus ls: no kernel read: %w", firstErr)
+		return fmt.Errorf("corpus ls: no kernel read (%d skipped)", skipped)
+	}
+	fmt.Fprintf(tw, "total: %s\t%d\t%d\t%d\t%d\n", plural.Count(kernels, "kernel"), total.Types, total.Bytes, total.Modules, total.ModuleBytes)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stderr, "btfembed corpus ls: skipped %d\n", skipped)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestCorpusImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "imported 1 kernels with 0 modules; skipped 1") {
+	if !strings.Contains(stdout.String(), "imported 1 kernel with 0 modules; skipped 1") {
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
 	if !strings.Contains(stderr.String(), garbage+": unknown file format") {

@@ -49,7 +49,8 @@ into a failed run, for CI.
 
 Results are cached in $BTFEMBED_CACHE (default: btfembed in the user cache
 directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
-kernels and relocations it has not seen. With -shard i/n only a stable 1/n of
+kernels and relocations it has not seen. A cache that cannot be used is a
+warning; -cache-verify checks every cached result with the oracle. With -shard i/n only a stable 1/n of
 the corpus is processed, into a part file for 'btfembed merge'. Memory is
 softly limited to 40 MiB plus 56 MiB per worker unless $GOMEMLIMIT is set.
 
@@ -76,6 +77,7 @@ type generateFlags struct {
 	// to load on some kernel, for CI.
 	failOnUnloadable bool
 	shard            shardFlag
+	cacheVerify      bool
 }
 
 type stringList []string
@@ -112,6 +114,7 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
 	fs.Var(&f.shard, "shard", "process only shard `i/n` of the corpus (0 <= i < n) and write a part for 'btfembed merge' beside -output")
+	fs.BoolVar(&f.cacheVerify, "cache-verify", cache.VerifyFromEnv(), "verify mode, for a cache restored from a less trusted source (CI caches of other branches): check every cached result with the oracle against the kernel's full BTF (default $"+cache.VerifyEnvVar+"=1); see docs/cache.md")
 	return fs
 }
 
@@ -131,7 +134,7 @@ func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []stri
 	// The error is printed once, by main; -h prints the help to stdout.
 	fs := newGenerateFlagSet(f, io.Discard)
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if err == flag.ErrHelp {
 			writeGenerateHelp(stdout)
 			return nil, nil, err
@@ -194,9 +197,11 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	// No default cache directory is a warning: the cache is an
+	// optimization.
 	cacheDir, err := cache.DirFromEnv()
 	if err != nil {
-		return err
+		fmt.Fprintf(stderr, "btfembed: warning: %v; running without the cache\n", err)
 	}
 	setMemoryLimit(f.workers)
 
@@ -209,9 +214,10 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		Workers: f.workers,
 		Strict:  f.strict,
 
-		CacheDir: cacheDir,
-		Shard:    f.shard.i,
-		Shards:   f.shard.n,
+		CacheDir:    cacheDir,
+		CacheVerify: f.cacheVerify,
+		Shard:       f.shard.i,
+		Shards:      f.shard.n,
 	}
 	// perGOARCH lists, in the go:generate mode, the GOARCHes the package
 	// embeds objects for; nil when the objects were named.
@@ -380,20 +386,27 @@ func commandLine(args []string, pkg, pkgDir string) (string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			// Objects: the flag package stops at the first of them.
+		if a == "--" {
+			// Objects only from here, "--" kept so they still are.
 			for _, o := range args[i:] {
-				if o == "--" {
-					parts = append(parts, o)
-					continue
-				}
-				r, err := rel(o)
-				if err != nil {
-					return "", err
+				r := o
+				if o != "--" {
+					if r, err = rel(o); err != nil {
+						return "", err
+					}
 				}
 				parts = append(parts, r)
 			}
 			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			// An object; flags may follow it (parseInterspersed).
+			r, err := rel(a)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, r)
+			continue
 		}
 		fl := fs.Lookup(name)
 		if fl == nil {

@@ -89,13 +89,40 @@ func newFlagSet(name, help string, stderr io.Writer) *flag.FlagSet {
 // errors (exit status 2) that start with the flag set's name; -h gives
 // flag.ErrHelp, which run turns into success.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return usagef("%s: %w", fs.Name(), err)
 	}
 	return nil
+}
+
+// parseInterspersed is fs.Parse that also takes flags after positional
+// arguments (btfembed bpf_arm64_bpfel.o -arch arm64), as bpf2go users
+// type them; the flag package alone stops at the first positional one.
+// "--" still ends the flags. Afterwards fs.Args() holds the positional
+// arguments in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	// Parsing "--" alone sets fs.Args() to the positional arguments and
+	// leaves the flags' values as they are.
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 type subcommand struct {
@@ -121,8 +148,15 @@ var subcommands = map[string]subcommand{
 
 func run(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 {
-		if args[0] == "help" {
+		switch args[0] {
+		case "help":
 			return runHelp(stdout, stderr, args[1:])
+		case "version", "-version", "--version":
+			if len(args) > 1 {
+				return usagef("version takes no arguments, got %q", args[1:])
+			}
+			fmt.Fprintln(stdout, versionLine())
+			return nil
 		}
 		if sub, ok := subcommands[args[0]]; ok {
 			err := sub.run(stdout, stderr, args[1:])
@@ -133,6 +167,9 @@ func run(stdout, stderr io.Writer, args []string) error {
 		}
 		if isHelpFlag(args[0]) {
 			return runHelp(stdout, stderr, nil)
+		}
+		if err := checkCommand(args[0]); err != nil {
+			return err
 		}
 	}
 	err := runGenerate(stdout, stderr, args)
@@ -172,10 +209,25 @@ func runHelp(stdout, _ io.Writer, args []string) error {
 	return err
 }
 
+// checkCommand tells a mistyped subcommand ("inpsect") from the objects
+// that the generate mode takes as its first argument: a word that names no
+// file and could not be a path or a glob is an unknown command.
+func checkCommand(first string) error {
+	if strings.HasPrefix(first, "-") || strings.ContainsAny(first, "./*?[\\") {
+		return nil
+	}
+	if _, err := os.Lstat(first); err == nil {
+		return nil
+	}
+	names := append(slices.Sorted(maps.Keys(subcommands)), "help", "version")
+	slices.Sort(names)
+	return usagef("unknown command %q (and no file of that name); the commands are %s (btfembed -h explains them)", first, strings.Join(names, ", "))
+}
+
 // subcommandList is the list of subcommands for the help text, one line
 // each.
 func subcommandList() string {
-	summaries := map[string]string{"help": helpSummary}
+	summaries := map[string]string{"help": helpSummary, "version": versionSummary}
 	for name, sub := range subcommands {
 		summaries[name] = sub.summary
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"merge", "-bogus"}, "merge: flag provided but not defined: -bogus"},
 		{[]string{"cache", "-bogus"}, "cache: flag provided but not defined: -bogus"},
 		{[]string{"help", "a", "b"}, "at most one subcommand"},
+		{[]string{"inpsect", "x.btfembed"}, `unknown command "inpsect" (and no file of that name); the commands are cache, corpus, distill, help, inspect, merge, min, relocate, version`},
+		{[]string{"version", "x"}, "version takes no arguments"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -130,6 +133,9 @@ func TestParseArgs(t *testing.T) {
 		{"explicit objects", []string{"-corpus", "c", filepath.Join(objDir, "fields-el.o"), filepath.Join(objDir, "enums-*.o")}, "agent", "", "agent", []string{"c"}, 3, "KernelBTF", ""},
 		{"missing object", []string{"-corpus", "c", "nonexistent-*.o"}, "agent", "", "", nil, 0, "", "no such object"},
 		{"unexported -ident", []string{"-corpus", "c", "-ident", "kernelBTF"}, "agent", "", "agent", []string{"c"}, 0, "kernelBTF", ""},
+		{"flags after objects", []string{filepath.Join(objDir, "fields-el.o"), "-corpus", "c", filepath.Join(objDir, "enums-*.o"), "-ident", "x"}, "agent", "", "agent", []string{"c"}, 3, "x", ""},
+		{"-- ends the flags", []string{"-corpus", "c", "--", filepath.Join(objDir, "fields-el.o")}, "agent", "", "agent", []string{"c"}, 1, "KernelBTF", ""},
+		{"an object named like a flag after --", []string{"-corpus", "c", "--", "-ident"}, "agent", "", "", nil, 0, "", "-ident: no such object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GOPACKAGE", tc.gopackage)
@@ -146,6 +152,74 @@ func TestParseArgs(t *testing.T) {
 			}
 			if f.pkg != tc.pkg || !slices.Equal(f.corpus, tc.corpus) || len(objs) != tc.objects || f.ident != tc.ident {
 				t.Errorf("pkg %q corpus %q %d objects ident %q, want %q %q %d %q", f.pkg, f.corpus, len(objs), f.ident, tc.pkg, tc.corpus, tc.objects, tc.ident)
+			}
+		})
+	}
+}
+
+// TestVersion: "btfembed version" and "-version" print the module and the
+// Go version from the build information; formatVersion reads the module
+// whether btfembed is the main module or a tool's dependency.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}, {"--version"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args); err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`^btfembed .*\(go1\.[0-9]+`).MatchString(stdout.String()) {
+			t.Errorf("%v printed %q", args, stdout.String())
+		}
+	}
+	for _, tc := range []struct {
+		info debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{GoVersion: "go1.25.0", Main: debug.Module{Path: modulePath, Version: "v0.3.0"}},
+			"btfembed v0.3.0 (go1.25.0)"},
+		{debug.BuildInfo{GoVersion: "go1.25.0", Main: debug.Module{Path: modulePath, Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "8dcdce5f"}, {Key: "vcs.time", Value: "2026-12-03T08:00:09Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"btfembed (devel) revision 8dcdce5f 2026-12-03T08:00:09Z (modified) (go1.25.0)"},
+		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "example.com/agent"}, Deps: []*debug.Module{
+			{Path: "github.com/cilium/ebpf", Version: "v0.22.0"},
+			{Path: modulePath, Version: "v0.0.0", Replace: &debug.Module{Path: "../btfembed"}}}},
+			"btfembed v0.0.0 => ../btfembed (go1.26.8)"},
+		{debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "example.com/other"}}, "btfembed (unknown version) (go1.26.8)"},
+	} {
+		if got := formatVersion(&tc.info); got != tc.want {
+			t.Errorf("formatVersion = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestErrorWording: mistakes a newcomer makes get messages that say what
+// is wrong with what was given.
+func TestErrorWording(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.o")
+	if err := os.WriteFile(notes, []byte("remember the milk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	corpusDir := filepath.Join(kerneltest.Dir(), "btfhub")
+	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
+	out := filepath.Join(dir, "out.go")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"text file as object", []string{"-pkg", "x", "-corpus", corpusDir, "-output", out, notes}, notes + ": not an ELF file"},
+		{"empty corpus", []string{"-pkg", "x", "-corpus", empty, "-output", out, obj}, "it holds no kernel BTF"},
+		{"corpus ls of nothing", []string{"corpus", "ls", filepath.Join(dir, "nope")}, "corpus ls: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(&stdout, &stderr, tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("printed on stdout before failing:\n%s", stdout.String())
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -58,12 +59,19 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 	if err := res.WritePart(&b, m); err != nil {
 		return err
 	}
+	// The -output directory is created as an unsharded run creates it.
+	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
+		return err
+	}
 	files := []atomicfile.File{{Path: partPath(goFile, f.shard), Data: b.Bytes()}}
 	if f.report != "" {
 		files = append(files, atomicfile.File{Path: f.report, Write: res.Report.WriteJSON})
 	}
 	if err := atomicfile.WriteFiles(files); err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "btfembed: warning: %s\n", w)
 	}
 	if !f.quiet {
 		if err := res.Report.WriteTable(stdout, &generator.TableOptions{Verbose: f.verbose}); err != nil {

@@ -34,6 +34,18 @@ type ImportOptions struct {
 	Strict bool
 	// NoModules leaves module BTF out.
 	NoModules bool
+	// CacheDir is the cache (internal/cache) that keeps the BTF pahole
+	// made from DWARF, keyed by the input's contents; "" means none.
+	CacheDir string
+	// Warn, if set, is told of problems that do not fail the import (a
+	// cache that cannot be read or written).
+	Warn func(error)
+}
+
+func (o *ImportOptions) warn(err error) {
+	if o != nil && o.Warn != nil {
+		o.Warn(err)
+	}
 }
 
 func (o *ImportOptions) workers() int {
@@ -190,7 +202,24 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
 	if magic, _ := br.Peek(len(extract.ArMagic)); string(magic) == extract.ArMagic {
+		if c, err := extract.ReadDebControl(br); err == nil && extract.IsDebugPackage(c) {
+			emitDWARF(ctx, in, emit, opts, func(dir string) (*DWARFInput, error) {
+				return readDebugDeb(in, dir, opts)
+			})
+			return
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			emit(nil, &KernelError{Path: in, Err: err})
+			return
+		}
+		br.Reset(f)
 		importDeb(in, br, over, opts, emit)
+		return
+	}
+	if dwarf, err := importELFDWARF(ctx, in, f, br, opts, emit); dwarf || err != nil {
+		if err != nil {
+			emit(nil, &KernelError{Path: in, Err: err})
+		}
 		return
 	}
 	file, err := ReadBTFFromReader(br)
@@ -218,7 +247,10 @@ func inputKey(in string) kernelkey.Key {
 		return hostKey("/")
 	}
 	name := filepath.Base(in)
-	if _, rel, ok := kernelFile(name); ok {
+	if kind, rel, ok := kernelFile(name); ok {
+		if kind == kindImage && extract.FormatFromExt(rel) != extract.FormatNone {
+			rel = strings.TrimSuffix(rel, filepath.Ext(rel)) // vmlinux-<release>.xz
+		}
 		return pathKey(in, rel)
 	}
 	for _, s := range []string{".btf.xz", ".btf.zst", ".btf.gz", ".btf"} {

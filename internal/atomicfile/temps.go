@@ -113,3 +113,35 @@ func globEscape(s string) string {
 	}
 	return b.String()
 }
+
+// TempDir makes a private temporary directory under dir (os.TempDir() when
+// dir is "") for intermediate files too large for memory (a DWARF vmlinux
+// streamed out of a package for pahole). Like an output's temporaries it
+// is removed by RemoveTemps on SIGINT/SIGTERM, and by a later TempDir in
+// the same place once its process no longer runs; remove removes it now
+// and may be called more than once.
+func TempDir(dir, name string) (path string, remove func(), err error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	target := filepath.Join(dir, name)
+	removeStale(target)
+	tmp, err := createTempDir(target)
+	if err != nil {
+		unregister(tmp)
+		return "", nil, err
+	}
+	var once sync.Once
+	return tmp, func() {
+		once.Do(func() {
+			os.RemoveAll(tmp)
+			unregister(tmp)
+		})
+	}, nil
+}
+
+func unregister(name string) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	delete(live.temps, name)
+}

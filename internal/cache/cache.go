@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,9 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnvVar names the cache directory; the value "off" disables the cache.
@@ -21,6 +24,14 @@ const EnvVar = "BTFEMBED_CACHE"
 
 // Off is the value of EnvVar that disables the cache.
 const Off = "off"
+
+// VerifyEnvVar, set to 1, turns on the verify mode by default: every
+// result read from the cache is checked by the oracle against the
+// kernel's full BTF (generator.Args.CacheVerify).
+const VerifyEnvVar = "BTFEMBED_CACHE_VERIFY"
+
+// VerifyFromEnv reports whether VerifyEnvVar asks for the verify mode.
+func VerifyFromEnv() bool { return os.Getenv(VerifyEnvVar) == "1" }
 
 // TrimAge is how long an entry may go unused before Open removes it: five
 // days, as Go's build cache.
@@ -38,7 +49,7 @@ const (
 
 // magic opens every entry file; the version changes when the entry format
 // does.
-var magic = []byte("btfembed cache 1\n")
+var magic = []byte("btfembed cache 2\n")
 
 // Key names an entry: the SHA-256 of everything the entry's data depends
 // on.
@@ -66,6 +77,9 @@ func NewKey(parts ...[]byte) Key {
 type Cache struct {
 	dir string
 	now func() time.Time
+
+	mu       sync.Mutex
+	warnings []string
 }
 
 // DirFromEnv returns the cache directory EnvVar names, or, when it is
@@ -89,128 +103,218 @@ func DirFromEnv() (string, error) {
 	}
 }
 
+// ErrUnsafe is wrapped by Open's error for a directory that another user
+// could change: the caller runs without the cache.
+var ErrUnsafe = errors.New("cache directory is not safe to use")
+
 // Open opens the cache in dir, creating it if needed, and trims it when
-// the last trim is more than a day old.
+// the last trim is more than a day old. It fails if dir cannot be created
+// or opened, or if it is unsafe (ErrUnsafe): owned by another user than
+// the caller (or root), or writable by group or others, OpenSSH's rule
+// for ~/.ssh. A failure to write the directory tag or to trim is not an
+// error but a warning (see Warnings): the cache is an optimization.
 func Open(dir string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	c := &Cache{dir: dir, now: time.Now}
-	if err := c.writeTag(); err != nil {
+	fd, err := c.openDir("", false)
+	if err != nil {
 		return nil, err
+	}
+	defer unix.Close(fd)
+	if err := checkOwner(dir, fd); err != nil {
+		return nil, err
+	}
+	if err := c.writeTag(fd); err != nil {
+		c.warn("%v", err)
 	}
 	if c.trimDue() {
 		if err := c.Trim(); err != nil {
-			return nil, err
+			c.warn("%v", err)
 		}
 	}
 	return c, nil
 }
 
+// checkOwner applies OpenSSH's rule for ~/.ssh (StrictModes) to the open
+// directory fd: owned by the caller or root, not writable by group or
+// others. Anyone else who can write there can plant entries the
+// generator would embed.
+func checkOwner(dir string, fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("cache: %s: %w", dir, err)
+	}
+	if uid := os.Getuid(); st.Uid != uint32(uid) && st.Uid != 0 {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d)", ErrUnsafe, dir, st.Uid, uid)
+	}
+	if mode := fs.FileMode(st.Mode) & fs.ModePerm; mode&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %#o; chmod go-w %s)", ErrUnsafe, dir, mode, dir)
+	}
+	return nil
+}
+
 // Dir is the cache's directory.
 func (c *Cache) Dir() string { return c.dir }
+
+// Warnings are the problems the cache met so far that cost the run time
+// but not correctness, one line each: entries refused (symlinks, entries
+// stored under another key) and files that could not be written.
+func (c *Cache) Warnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.warnings)
+}
+
+// maxWarnings bounds the warnings kept; a full disk fails every write.
+const maxWarnings = 8
+
+// Warn records a warning of the cache's user (an entry it refused).
+func (c *Cache) Warn(format string, args ...any) { c.warn(format, args...) }
+
+func (c *Cache) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch n := len(c.warnings); {
+	case slices.Contains(c.warnings, msg):
+	case n < maxWarnings:
+		c.warnings = append(c.warnings, msg)
+	case n == maxWarnings:
+		c.warnings = append(c.warnings, "cache: more problems not listed")
+	}
+}
 
 // cacheDirTag marks the directory for backup tools
 // (https://bford.info/cachedir/), as Go's cache does.
 const cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is btfembed's cache (see 'btfembed cache info').\n"
 
-func (c *Cache) writeTag() error {
-	p := filepath.Join(c.dir, "CACHEDIR.TAG")
-	if _, err := os.Stat(p); err == nil {
+func (c *Cache) writeTag(root int) error {
+	var st unix.Stat_t
+	if unix.Fstatat(root, "CACHEDIR.TAG", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return nil
 	}
-	return c.writeFile(p, []byte(cacheDirTag))
+	return c.writeFileAt(root, "", "CACHEDIR.TAG", []byte(cacheDirTag))
 }
 
-func (c *Cache) path(k Key, suffix string) string {
+// entryName is where entry k of a kind lives: a two-hex subdirectory and
+// a file name.
+func entryName(k Key, suffix string) (sub, name string) {
 	s := k.String()
-	return filepath.Join(c.dir, s[:2], s+suffix)
+	return s[:2], s + suffix
 }
 
-// Get returns the data stored under k. A missing entry, or one that fails
-// its checksum (which is then removed), is a miss.
+// path is an entry's path, for messages and tests.
+func (c *Cache) path(k Key, suffix string) string {
+	sub, name := entryName(k, suffix)
+	return filepath.Join(c.dir, sub, name)
+}
+
+// Get returns the data stored under k. A missing entry is a miss; so is
+// one that fails its checksum or holds another key's data (a renamed or
+// swapped file), which is then removed, and a symlink, which is refused:
+// the last two with a warning.
 func (c *Cache) Get(k Key) ([]byte, bool) {
-	return c.get(c.path(k, dataSuffix))
+	return c.get(k, dataSuffix)
 }
 
 // Put stores data under k, replacing any entry there.
 func (c *Cache) Put(k Key, data []byte) error {
-	return c.put(c.path(k, dataSuffix), data)
+	return c.put(k, dataSuffix, data)
 }
 
-func (c *Cache) get(p string) ([]byte, bool) {
-	raw, err := os.ReadFile(p)
+func (c *Cache) get(k Key, suffix string) ([]byte, bool) {
+	sub, name := entryName(k, suffix)
+	fd, err := c.openDir(sub, false)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.warn("%v", err)
+		}
 		return nil, false
 	}
-	data, ok := unframe(raw)
-	if !ok {
-		// Corrupt or truncated: remove it so the recomputed entry
-		// replaces it. Another run may have replaced it already; the
-		// rename that follows wins either way.
-		os.Remove(p)
+	defer unix.Close(fd)
+	raw, err := c.readFileAt(fd, sub, name)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.warn("%v", err)
+		}
 		return nil, false
 	}
-	c.touch(p)
+	data, err := unframe(raw, k)
+	if err != nil {
+		// Corrupt, truncated or another key's: remove it so the
+		// recomputed entry replaces it. Another run may have replaced
+		// it already; the rename that follows wins either way.
+		if errors.Is(err, errOtherKey) {
+			c.warn("cache: %s: %v: ignored, recomputed", filepath.Join(c.dir, sub, name), err)
+		}
+		unix.Unlinkat(fd, name, 0)
+		return nil, false
+	}
+	c.touch(fd, name)
 	return data, true
 }
 
-func (c *Cache) put(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("cache: %w", err)
+func (c *Cache) put(k Key, suffix string, data []byte) error {
+	sub, name := entryName(k, suffix)
+	fd, err := c.openDir(sub, true)
+	if err != nil {
+		c.warn("%v", err)
+		return err
 	}
-	return c.writeFile(p, frame(data))
-}
-
-// frame wraps data as an entry file: magic, length, data, SHA-256 of
-// data.
-func frame(data []byte) []byte {
-	out := make([]byte, 0, len(magic)+8+len(data)+sha256.Size)
-	out = append(out, magic...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(data)))
-	out = append(out, data...)
-	sum := sha256.Sum256(data)
-	return append(out, sum[:]...)
-}
-
-func unframe(raw []byte) ([]byte, bool) {
-	rest, ok := bytes.CutPrefix(raw, magic)
-	if !ok || len(rest) < 8+sha256.Size {
-		return nil, false
-	}
-	n := binary.LittleEndian.Uint64(rest)
-	if n != uint64(len(rest)-8-sha256.Size) {
-		return nil, false
-	}
-	data := rest[8 : 8+n]
-	sum := sha256.Sum256(data)
-	return data, bytes.Equal(sum[:], rest[8+n:])
-}
-
-// writeFile writes a whole file under a temporary name in the same
-// directory and renames it into place. It does not sync: a file cut short
-// by a crash fails its checksum and is recomputed.
-func (c *Cache) writeFile(p string, data []byte) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(p), tmpPrefix+hex.EncodeToString(rnd[:]))
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cache: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cache: %w", err)
+	defer unix.Close(fd)
+	if err := c.writeFileAt(fd, sub, name, frame(k, data)); err != nil {
+		c.warn("%v", err)
+		return err
 	}
 	return nil
 }
 
-// touch marks an entry used, so Trim keeps it.
-func (c *Cache) touch(p string) {
-	now := c.now()
-	if st, err := os.Stat(p); err == nil && now.Sub(st.ModTime()) > touchInterval {
-		os.Chtimes(p, now, now)
+// errOtherKey is unframe's error for an entry written under another key.
+var errOtherKey = errors.New("holds the entry of another key (renamed or swapped)")
+
+// frame wraps data as the entry file of key k: magic, k, length, data,
+// and the SHA-256 of k and data. The key binds the entry to the one
+// question it answers, so a file copied or renamed over another entry is
+// refused, not used.
+func frame(k Key, data []byte) []byte {
+	out := make([]byte, 0, len(magic)+len(k)+8+len(data)+sha256.Size)
+	out = append(out, magic...)
+	out = append(out, k[:]...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(data)))
+	out = append(out, data...)
+	sum := sha256.Sum256(out[len(magic):])
+	return append(out, sum[:]...)
+}
+
+func unframe(raw []byte, k Key) ([]byte, error) {
+	rest, ok := bytes.CutPrefix(raw, magic)
+	if !ok || len(rest) < len(k)+8+sha256.Size {
+		return nil, errors.New("not an entry of this version")
 	}
+	body, sum := rest[:len(rest)-sha256.Size], rest[len(rest)-sha256.Size:]
+	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
+		return nil, errors.New("checksum mismatch")
+	}
+	if n := binary.LittleEndian.Uint64(body[len(k):]); n != uint64(len(body)-len(k)-8) {
+		return nil, errors.New("length mismatch")
+	}
+	if !bytes.Equal(body[:len(k)], k[:]) {
+		return nil, errOtherKey
+	}
+	return body[len(k)+8:], nil
+}
+
+// touch marks an entry used, so Trim keeps it. It never follows a link.
+func (c *Cache) touch(fd int, name string) {
+	now := c.now()
+	var st unix.Stat_t
+	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || now.Sub(time.Unix(st.Mtim.Unix())) <= touchInterval {
+		return
+	}
+	ts := unix.NsecToTimespec(now.UnixNano())
+	unix.UtimesNanoAt(fd, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 func (c *Cache) trimDue() bool {
@@ -220,7 +324,12 @@ func (c *Cache) trimDue() bool {
 
 // lastTrim returns the time Trim recorded, if any.
 func (c *Cache) lastTrim() (time.Time, bool) {
-	b, err := os.ReadFile(filepath.Join(c.dir, trimFile))
+	fd, err := c.openDir("", false)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer unix.Close(fd)
+	b, err := c.readFileAt(fd, "", trimFile)
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -231,11 +340,16 @@ func (c *Cache) lastTrim() (time.Time, bool) {
 	return time.Unix(t, 0), true
 }
 
-// Trim removes entries unused for TrimAge and temporary files left by
-// writers that died, and records the time of the trim.
+// Trim removes entries unused for TrimAge, temporary files left by
+// writers that died, and anything in the cache that is not a regular
+// file or a two-hex subdirectory's, and records the time of the trim.
 func (c *Cache) Trim() error {
 	now := c.now()
 	err := c.walk(func(p string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() {
+			os.Remove(p) // a symlink: the link, never its target
+			return nil
+		}
 		info, err := d.Info()
 		if err != nil {
 			return nil // removed by another run meanwhile
@@ -249,10 +363,16 @@ func (c *Cache) Trim() error {
 	if err != nil {
 		return err
 	}
-	return c.writeFile(filepath.Join(c.dir, trimFile), []byte(strconv.FormatInt(now.Unix(), 10)+"\n"))
+	fd, err := c.openDir("", false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return c.writeFileAt(fd, "", trimFile, []byte(strconv.FormatInt(now.Unix(), 10)+"\n"))
 }
 
-// Clean removes every entry.
+// Clean removes every entry, and every symlink in the cache, without
+// following it.
 func (c *Cache) Clean() error {
 	return c.walk(func(p string, _ fs.DirEntry) error {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -278,6 +398,9 @@ func (c *Cache) Info() (Info, error) {
 	info := Info{Dir: c.dir}
 	info.LastTrim, _ = c.lastTrim()
 	err := c.walk(func(_ string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() {
+			return nil
+		}
 		fi, err := d.Info()
 		if err != nil {
 			return nil
@@ -294,24 +417,32 @@ func (c *Cache) Info() (Info, error) {
 	return info, err
 }
 
-// walk calls fn for every file in the two-hex-digit subdirectories, which
-// hold all entries and temporary files and nothing else.
+// walk calls fn for every file in the two-hex-digit subdirectories,
+// which hold all entries and temporary files and nothing else, and for
+// whatever else is there in their place: a symlink where a subdirectory
+// or a file belongs, given as it is, never followed.
 func (c *Cache) walk(fn func(p string, d fs.DirEntry) error) error {
 	subdirs, err := os.ReadDir(c.dir)
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	for _, sd := range subdirs {
-		if !sd.IsDir() || !isHex2(sd.Name()) {
+		if !isHex2(sd.Name()) {
 			continue
 		}
 		dir := filepath.Join(c.dir, sd.Name())
+		if !sd.IsDir() { // ReadDir does not follow links
+			if err := fn(dir, sd); err != nil {
+				return err
+			}
+			continue
+		}
 		files, err := os.ReadDir(dir)
 		if err != nil {
 			continue // removed by another run meanwhile
 		}
 		for _, f := range files {
-			if f.Type().IsRegular() {
+			if !f.IsDir() {
 				if err := fn(filepath.Join(dir, f.Name()), f); err != nil {
 					return err
 				}

@@ -49,11 +49,11 @@ func TestCorruptEntry(t *testing.T) {
 	damage := map[string]func([]byte) []byte{
 		"truncated":      func(b []byte) []byte { return b[:len(b)-1] },
 		"empty":          func([]byte) []byte { return nil },
-		"flipped data":   func(b []byte) []byte { b[len(magic)+8+3] ^= 1; return b },
+		"flipped data":   func(b []byte) []byte { b[len(magic)+len(Key{})+8+3] ^= 1; return b },
 		"flipped sum":    func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
 		"longer":         func(b []byte) []byte { return append(b, 0) },
 		"bad magic":      func(b []byte) []byte { b[0] = 'B'; return b },
-		"length too big": func(b []byte) []byte { b[len(magic)] = 0xff; return b },
+		"length too big": func(b []byte) []byte { b[len(magic)+len(Key{})] = 0xff; return b },
 	}
 	for name, fn := range damage {
 		t.Run(name, func(t *testing.T) {

@@ -41,8 +41,8 @@ func (c *Cache) FileDigest(path string) (Key, error) {
 		return Key{}, err
 	}
 	id := statID(st)
-	indexPath := c.path(NewKey([]byte("stat"), []byte(abs)), statSuffix)
-	if data, ok := c.get(indexPath); ok {
+	index := NewKey([]byte("stat"), []byte(abs))
+	if data, ok := c.get(index, statSuffix); ok {
 		if sid, sum, ok := strings.Cut(string(data), "\n"); ok && sid == id.String() {
 			var k Key
 			if n, err := hex.Decode(k[:], []byte(sum)); err == nil && n == len(k) {
@@ -57,7 +57,7 @@ func (c *Cache) FileDigest(path string) (Key, error) {
 	// Index only what was stable before and after hashing, and old
 	// enough that a later write must change the modification time.
 	if st2, err := os.Stat(abs); err == nil && statID(st2) == id && c.now().Sub(st.ModTime()) > racyWindow {
-		c.put(indexPath, []byte(id.String()+"\n"+k.String()))
+		c.put(index, statSuffix, []byte(id.String()+"\n"+k.String()))
 	}
 	return k, nil
 }

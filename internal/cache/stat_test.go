@@ -32,7 +32,7 @@ func TestFileDigest(t *testing.T) {
 	abs, _ := filepath.Abs(p)
 	st, _ := os.Stat(abs)
 	planted := NewKey([]byte("planted"))
-	c.put(c.path(NewKey([]byte("stat"), []byte(abs)), statSuffix), []byte(statID(st).String()+"\n"+planted.String()))
+	c.put(NewKey([]byte("stat"), []byte(abs)), statSuffix, []byte(statID(st).String()+"\n"+planted.String()))
 	if d, _ := c.FileDigest(p); d != planted {
 		t.Fatal("stat index not used for an unchanged file")
 	}

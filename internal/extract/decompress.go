@@ -264,3 +264,10 @@ func formatError(format string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", format, err)
 }
+
+// NewDecompressReader decodes a compressed stream (gzip, xz, zstd, bzip2)
+// as it is read, for inputs too large to hold whole (a DWARF vmlinux.xz,
+// streamed to disk for pahole).
+func NewDecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
+	return decompressReader(r, format)
+}

@@ -243,3 +243,16 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 	l.release(n)
 	return data, l.close, nil
 }
+
+// Reserve charges n bytes of memory that something outside this process's
+// heap uses on the import's behalf (a pahole run, internal/pahole) to the
+// shared budget, waiting while readers or other reservations hold it, and
+// returns the function that gives them back. n above the budget is cut to
+// the whole budget: such a run goes alone.
+func Reserve(n int64) (release func(), err error) {
+	l := sharedBudget.lease()
+	if err := l.acquire(min(max(n, 0), sharedBudget.total)); err != nil {
+		return nil, err
+	}
+	return l.close, nil
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -27,12 +28,14 @@ type Payload struct {
 
 type lazyBlock struct {
 	once    sync.Once
+	done    atomic.Bool // decoded: later calls are not charged
 	entries []Entry
 	err     error
 }
 
 type lazyDict struct {
 	once    sync.Once
+	done    atomic.Bool
 	content []byte
 	err     error
 }
@@ -95,10 +98,17 @@ func (p *Payload) Len() int { return int(p.dir.entries) }
 // ModuleNames lists, sorted, the modules any entry of arch has.
 func (p *Payload) ModuleNames(arch string) []string { return p.dir.modules[arch] }
 
-// block decompresses and decodes block i, once.
-func (p *Payload) block(i int) ([]Entry, error) {
+// block decompresses and decodes block i, once, charging bud the first
+// time.
+func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
 	b := &p.blocks[i]
+	if !b.done.Load() {
+		if err := bud.Charge(p.dir.blocks[i].raw, fmt.Sprintf("block %d", i)); err != nil {
+			return nil, err
+		}
+	}
 	b.once.Do(func() {
+		defer b.done.Store(true)
 		ref := p.dir.blocks[i]
 		raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
@@ -123,13 +133,14 @@ func (p *Payload) blockOf(key kernelkey.Key) int {
 	return i - 1
 }
 
-// Find returns the entry for exactly key, decoding only its block.
-func (p *Payload) Find(key kernelkey.Key) (Entry, bool, error) {
+// Find returns the entry for exactly key, decoding only its block, within
+// bud.
+func (p *Payload) Find(key kernelkey.Key, bud *Budget) (Entry, bool, error) {
 	bi := p.blockOf(key)
 	if bi < 0 {
 		return Entry{}, false, nil
 	}
-	entries, err := p.block(bi)
+	entries, err := p.block(bi, bud)
 	if err != nil {
 		return Entry{}, false, err
 	}
@@ -141,12 +152,12 @@ func (p *Payload) Find(key kernelkey.Key) (Entry, bool, error) {
 }
 
 // Release returns the entries of arch and release, in key order, decoding
-// only the blocks that hold them.
-func (p *Payload) Release(arch, release string) ([]Entry, error) {
+// only the blocks that hold them, within bud.
+func (p *Payload) Release(arch, release string, bud *Budget) ([]Entry, error) {
 	start := kernelkey.Key{Arch: arch, Release: release}
 	var out []Entry
 	for bi := max(p.blockOf(start), 0); bi < len(p.blocks); bi++ {
-		entries, err := p.block(bi)
+		entries, err := p.block(bi, bud)
 		if err != nil {
 			return nil, err
 		}
@@ -163,11 +174,12 @@ func (p *Payload) Release(arch, release string) ([]Entry, error) {
 	return out, nil
 }
 
-// Entries decodes every block and returns all entries in key order.
-func (p *Payload) Entries() ([]Entry, error) {
+// Entries decodes every block, within bud, and returns all entries in key
+// order.
+func (p *Payload) Entries(bud *Budget) ([]Entry, error) {
 	var out []Entry
 	for bi := range p.blocks {
-		entries, err := p.block(bi)
+		entries, err := p.block(bi, bud)
 		if err != nil {
 			return nil, err
 		}
@@ -179,10 +191,11 @@ func (p *Payload) Entries() ([]Entry, error) {
 	return out, nil
 }
 
-// Blob decodes b. The result is freshly allocated or a slice of
-// dictionary content; callers must not modify it.
-func (p *Payload) Blob(b Blob) ([]byte, error) {
-	form, err := p.form(b)
+// Blob decodes b within bud, which is charged its raw length: the caller
+// parses it. The result is freshly allocated or a slice of dictionary
+// content; callers must not modify it.
+func (p *Payload) Blob(b Blob, bud *Budget) ([]byte, error) {
+	form, err := p.form(b, bud)
 	if err != nil || b.PackedLen == 0 {
 		return form, err
 	}
@@ -193,9 +206,10 @@ func (p *Payload) Blob(b Blob) ([]byte, error) {
 	return raw, nil
 }
 
-// BlobReader returns a reader of b that unpacks it while it is read.
-func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
-	form, err := p.form(b)
+// BlobReader returns a reader of b that unpacks it while it is read,
+// charging bud as Blob does.
+func (p *Payload) BlobReader(b Blob, bud *Budget) (io.ReaderAt, error) {
+	form, err := p.form(b, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -210,24 +224,34 @@ func (p *Payload) BlobReader(b Blob) (io.ReaderAt, error) {
 }
 
 // form decompresses b to its packed form (its raw form if it is not
-// packed).
-func (p *Payload) form(bl Blob) ([]byte, error) {
+// packed), charging bud the raw length, and the packed form where it is
+// decompressed here.
+func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
 	want := bl.formLen()
+	what := fmt.Sprintf("blob at %d", bl.Off)
+	if err := bud.Charge(bl.RawLen, what); err != nil {
+		return nil, err
+	}
 	switch bl.Codec {
 	case CodecStored:
 		return p.data[bl.Off : bl.Off+bl.N], nil
 	case CodecSlice:
-		content, err := p.dict(bl.Dict, bl.DictBase)
+		content, err := p.dict(bl.Dict, bl.DictBase, bud)
 		if err != nil {
 			return nil, err
 		}
 		return content[bl.Off : bl.Off+bl.N], nil
 	}
+	if bl.PackedLen != 0 {
+		if err := bud.Charge(want, what); err != nil {
+			return nil, err
+		}
+	}
 	var form []byte
 	var err error
 	if bl.Dict.ID != 0 {
 		var content []byte
-		if content, err = p.dict(bl.Dict, bl.DictBase); err != nil {
+		if content, err = p.dict(bl.Dict, bl.DictBase, bud); err != nil {
 			return nil, err
 		}
 		form, err = decodeWithDict(uint32(bl.Dict.ID), content, p.data[bl.Off:bl.Off+bl.N], want)
@@ -243,8 +267,8 @@ func (p *Payload) form(bl Blob) ([]byte, error) {
 // dict decompresses dictionary d, stored against base (ID 0: none), once
 // per payload, and returns its content. Blocks repeat the records of the
 // dictionaries they share; the whole record is the key, so a corrupt copy
-// cannot stand for another.
-func (p *Payload) dict(d, base DictRecord) ([]byte, error) {
+// cannot stand for another. bud is charged the first time.
+func (p *Payload) dict(d, base DictRecord, bud *Budget) ([]byte, error) {
 	local := d
 	local.Base = base.ID // the block-local base number is not payload-wide
 	p.mu.Lock()
@@ -254,13 +278,19 @@ func (p *Payload) dict(d, base DictRecord) ([]byte, error) {
 		p.dicts[local] = ld
 	}
 	p.mu.Unlock()
+	if !ld.done.Load() {
+		if err := bud.Charge(d.RawLen, fmt.Sprintf("dictionary %d", d.ID)); err != nil {
+			return nil, err
+		}
+	}
 	ld.once.Do(func() {
+		defer ld.done.Store(true)
 		var content []byte
 		var err error
 		if base.ID != 0 {
 			// readBlock guarantees the base has no base itself.
 			var bc []byte
-			if bc, err = p.dict(base, DictRecord{}); err != nil {
+			if bc, err = p.dict(base, DictRecord{}, bud); err != nil {
 				ld.err = err
 				return
 			}

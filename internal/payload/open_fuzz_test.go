@@ -30,16 +30,17 @@ func FuzzOpen(f *testing.F) {
 			corrupt(t, err)
 			return
 		}
-		all, err := p.Entries()
+		bud := payload.NewBudget(0)
+		all, err := p.Entries(bud)
 		if err != nil {
 			corrupt(t, err)
 			return
 		}
 		for _, e := range all {
-			if got, ok, err := p.Find(e.Key); err != nil || !ok || got.Key != e.Key {
+			if got, ok, err := p.Find(e.Key, bud); err != nil || !ok || got.Key != e.Key {
 				t.Fatalf("Find(%s) = %v, %v, %v", e.Key, got.Key, ok, err)
 			}
-			if _, err := p.Blob(e.VMLinux); err != nil {
+			if _, err := p.Blob(e.VMLinux, bud); err != nil {
 				corrupt(t, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -17,13 +18,13 @@ func BenchmarkCollection(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var colls []*ebpf.CollectionSpec
+	var (
+		colls []*ebpf.CollectionSpec
+		relos []*corereloc.Object
+	)
 	for _, p := range paths {
-		coll, err := ebpf.LoadCollectionSpec(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		colls = append(colls, coll)
+		coll, obj := object(b, p)
+		colls, relos = append(colls, coll), append(relos, obj)
 	}
 	k := kerneltest.ByName(b, "6.1.0-47-amd64")
 	targets := []*btf.Spec{kernelSpec(b, k)}
@@ -31,7 +32,7 @@ func BenchmarkCollection(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for i, coll := range colls {
-			Collection(paths[i], coll, k.Name, targets, opts)
+			Collection(paths[i], coll, relos[i], k.Name, targets, opts)
 		}
 	}
 }

@@ -5,65 +5,73 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/ciliumcore"
 )
+
+// relocated is a program after cilium/ebpf's CO-RE fixups.
+type relocated struct {
+	insns asm.Instructions
+	// poison describes, by instruction index, each poisoned instruction
+	// by its relocation ("byte_off task_struct.mm_cid").
+	poison map[int]string
+	// ids is the kernel type ID each target_type_id relocation wrote, by
+	// instruction index.
+	ids map[int]uint64
+	// byteOff holds the instructions a byte_off relocation fixed up.
+	byteOff map[int]bool
+}
 
 // relocate applies the fixups cilium/ebpf computes for targets to a copy
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
-// relocations, then COREFixup.Apply on each instruction. It returns the
-// relocated instructions, for each poisoned instruction its relocation
-// described by name, and the kernel type ID every target_type_id
-// relocation wrote, by instruction index. typeIDs, if not nil, replaces
-// those IDs (see Options.KernelTypeIDs). An error is what cilium/ebpf's
-// loader would fail with; refused says it is CORERelocate's, which
-// depends on the relocations and the targets only, not an instruction's.
-func relocate(prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ asm.Instructions, _ map[int]string, _ map[int]uint64, refused bool, _ error) {
-	insns := prog.Copy().Instructions
-	relos, at := ciliumcore.Relocations(insns)
-	poisoned := map[int]string{}
+// relocations, then COREFixup.Apply on each instruction. sites gives,
+// by instruction index, the relocation corereloc read from .BTF.ext for
+// it, which says its kind, type and access (cilium/ebpf keeps them
+// unexported). typeIDs, if not nil, replaces the target_type_id IDs (see
+// Options.KernelTypeIDs). An error is what cilium/ebpf's loader would
+// fail with; refused says it is CORERelocate's, which depends on the
+// relocations and the targets only, not an instruction's.
+func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ relocated, refused bool, _ error) {
+	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
+	relos, at := ciliumcore.Relocations(r.insns)
 	if len(relos) == 0 {
-		return insns, poisoned, nil, false, nil
+		return r, false, nil
 	}
 	fixups, err := ciliumcore.Relocate(prog, relos, targets)
 	if err != nil {
-		return nil, nil, nil, true, relocationErrors(prog, relos, targets, err)
+		return relocated{}, true, relocationErrors(prog, relos, at, sites, targets, err)
 	}
-	var ids map[int]uint64
 	for i, f := range fixups {
-		ins := &insns[at[i]]
+		ins := &r.insns[at[i]]
+		relo := sites[at[i]]
 		if err := f.Apply(ins); err != nil {
-			return nil, nil, nil, false, fmt.Errorf("fixup for %s: %w", describe(relos[i], local), err)
+			return relocated{}, false, fmt.Errorf("fixup for %s: %w", describe(relo, local), err)
 		}
 		switch {
 		case isPoison(ins):
-			poisoned[at[i]] = describe(relos[i], local)
-		case reloKind(relos[i]) == "target_type_id":
+			r.poison[at[i]] = describe(relo, local)
+		case relo.Kind == corereloc.TypeIDTarget:
 			if id, ok := typeIDs[at[i]]; ok {
 				ins.Constant = int64(id)
 			}
-			if ids == nil {
-				ids = map[int]uint64{}
+			if r.ids == nil {
+				r.ids = map[int]uint64{}
 			}
-			ids[at[i]] = uint64(ins.Constant)
+			r.ids[at[i]] = uint64(ins.Constant)
+		case relo.Kind == corereloc.FieldByteOffset:
+			if r.byteOff == nil {
+				r.byteOff = map[int]bool{}
+			}
+			r.byteOff[at[i]] = true
 		}
 	}
-	return insns, poisoned, ids, false, nil
-}
-
-// reloKind is a relocation's kind as cilium/ebpf spells it
-// ("target_type_id"), "" if its String has another form.
-func reloKind(relo *btf.CORERelocation) string {
-	if m := reloString.FindStringSubmatch(relo.String()); m != nil {
-		return m[1]
-	}
-	return ""
+	return r, false, nil
 }
 
 // relocationErrors names every local type whose relocations cilium/ebpf
@@ -71,13 +79,10 @@ func reloKind(relo *btf.CORERelocation) string {
 // depends on map order (it relocates per local type); relocating each
 // local type's relocations alone, in type ID order, gives every error,
 // in the same order on every run.
-func relocationErrors(prog *ebpf.ProgramSpec, relos []*btf.CORERelocation, targets []*btf.Spec, first error) error {
-	byType := map[uint64][]*btf.CORERelocation{}
-	for _, r := range relos {
-		id := uint64(0)
-		if m := reloString.FindStringSubmatch(r.String()); m != nil {
-			id, _ = strconv.ParseUint(m[3], 10, 32)
-		}
+func relocationErrors(prog *ebpf.ProgramSpec, relos []*btf.CORERelocation, at []int, sites map[int]*corereloc.Relocation, targets []*btf.Spec, first error) error {
+	byType := map[btf.TypeID][]*btf.CORERelocation{}
+	for i, r := range relos {
+		id := sites[at[i]].TypeID
 		byType[id] = append(byType[id], r)
 	}
 	var errs []error
@@ -102,4 +107,69 @@ func isPoison(ins *asm.Instruction) bool {
 		return ins.Dst == asm.R10 && ins.Src == asm.R0
 	}
 	return ins.IsBuiltinCall()
+}
+
+// objectSites are an object's CO-RE relocation sites by function name,
+// in instruction order, as corereloc read them from .BTF.ext.
+type objectSites struct {
+	obj    *corereloc.Object
+	byFunc map[string][]corereloc.Site
+}
+
+func newObjectSites(obj *corereloc.Object) objectSites {
+	s := objectSites{obj: obj, byFunc: map[string][]corereloc.Site{}}
+	for _, site := range obj.Sites {
+		name := obj.Functions[site.Function].Name
+		s.byFunc[name] = append(s.byFunc[name], site)
+	}
+	return s
+}
+
+// of gives each instruction of prog that carries a CO-RE relocation the
+// relocation corereloc read for it. cilium/ebpf links a program as its
+// entry function followed by the functions it calls, each starting at an
+// instruction with its symbol; within a function, the relocated
+// instructions are in the order of its .BTF.ext records, whose offsets
+// must be as far apart as the instructions.
+func (s objectSites) of(prog *ebpf.ProgramSpec) (map[int]*corereloc.Relocation, error) {
+	out := map[int]*corereloc.Relocation{}
+	var (
+		fn          string
+		n, raw, fst int // sites of fn used; raw offset of pc in fn; raw offset of fn's first site
+	)
+	check := func() error {
+		if want := len(s.byFunc[fn]); n != want {
+			return fmt.Errorf("function %s: cilium/ebpf reads %d CO-RE relocations, .BTF.ext has %d", fn, n, want)
+		}
+		return nil
+	}
+	for pc := range prog.Instructions {
+		ins := &prog.Instructions[pc]
+		if sym := ins.Symbol(); sym != "" {
+			if err := check(); err != nil {
+				return nil, err
+			}
+			fn, n, raw = sym, 0, 0
+		}
+		if btf.CORERelocationMetadata(ins) != nil {
+			sites := s.byFunc[fn]
+			if n >= len(sites) {
+				return nil, fmt.Errorf("function %s: insn %d has a CO-RE relocation .BTF.ext does not list", fn, pc)
+			}
+			if n == 0 {
+				fst = raw
+			}
+			site := sites[n]
+			if int(site.InsnOff-sites[0].InsnOff) != (raw-fst)*asm.InstructionSize {
+				return nil, fmt.Errorf("function %s: insn %d is not where .BTF.ext's relocation %d is", fn, pc, n)
+			}
+			out[pc] = &s.obj.Relocations[site.Relocation]
+			n++
+		}
+		raw += int(ins.Width())
+	}
+	if err := check(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

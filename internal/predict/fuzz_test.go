@@ -39,9 +39,9 @@ func FuzzWalk(f *testing.F) {
 		if len(insns) == 0 {
 			return
 		}
-		poison := map[int]string{}
+		poison := map[int]point{}
 		for i := 0; i < len(insns); i += 3 {
-			poison[i] = "fuzz"
+			poison[i] = point{kind: KindCORE, what: "fuzz"}
 		}
 		for _, release := range []string{"6.18", "5.4", ""} {
 			judge(insns, insns, poison, modelFor(release))

@@ -40,17 +40,30 @@ var latest = model{globals: globalsLazy, jumps: jumpsAll, narrowFill: true}
 
 var releaseVersion = regexp.MustCompile(`^(\d+)\.(\d+)`)
 
+// version is a kernel release's version as major*1000+minor
+// ("6.1.0-47-amd64": 6001); ok is false when the release does not start
+// with one.
+func version(release string) (v int, ok bool) {
+	m := releaseVersion.FindStringSubmatch(release)
+	if m == nil {
+		return 0, false
+	}
+	major, err1 := strconv.Atoi(m[1])
+	minor, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil || major > 1000 || minor >= 1000 {
+		return 0, false
+	}
+	return major*1000 + minor, true
+}
+
 // modelFor is the model of the verifier of a kernel release
 // ("6.1.0-47-amd64"). An unparsable release gets the most cautious
 // model.
 func modelFor(release string) model {
-	m := releaseVersion.FindStringSubmatch(release)
-	if m == nil {
+	v, ok := version(release)
+	if !ok {
 		return model{globals: globalsUnsure, jumps: jumpsEqImm}
 	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	v := major*1000 + minor
 	out := model{globals: globalsLazy, jumps: jumpsAll, narrowFill: v >= 5017}
 	switch {
 	case v < 5000:

@@ -2,53 +2,44 @@ package predict
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
-)
 
-// reloString matches cilium/ebpf's CORERelocation.String (btf/ext_info.go
-// in v0.22.0), the only exported view of a relocation's kind, access path
-// and local type ID: "CORERelocation(byte_off, Struct:"task_struct"[0:211], local_id=5)".
-var reloString = regexp.MustCompile(`^CORERelocation\(([a-z0-9_]+), .*\[([0-9:]*)\], local_id=([0-9]+)\)$`)
+	"github.com/btfembed/btfembed/corereloc"
+)
 
 // describe names a relocation the way a person reads it:
 // "byte_off task_struct.mm_cid", "enumval_value bpf_prog_type::BPF_PROG_TYPE_NETFILTER",
 // "type_size struct btfembed_missing". The path is walked in the
 // object's own BTF (local), where the accessor indexes point; flavour
 // suffixes (___old) are kept, since they are what the source says.
-func describe(relo *btf.CORERelocation, local *btf.Spec) string {
+func describe(relo *corereloc.Relocation, local *btf.Spec) string {
 	s := relo.String()
-	m := reloString.FindStringSubmatch(s)
-	if m == nil || local == nil {
+	if local == nil {
 		return s
 	}
-	kind, access := m[1], m[2]
-	id, err := strconv.ParseUint(m[3], 10, 32)
-	if err != nil {
-		return s
-	}
-	typ, err := local.TypeByID(btf.TypeID(id))
+	typ, err := local.TypeByID(relo.TypeID)
 	if err != nil {
 		return s
 	}
 	typ = skipCV(typ)
 	var idx []int
-	for _, part := range strings.Split(access, ":") {
+	for _, part := range strings.Split(relo.Access, ":") {
 		n, err := strconv.Atoi(part)
 		if err != nil {
 			return s
 		}
 		idx = append(idx, n)
 	}
+	kind := relo.Kind.String()
 	switch {
-	case strings.HasPrefix(kind, "enumval_"):
+	case relo.Kind == corereloc.EnumvalExists || relo.Kind == corereloc.EnumvalValue:
 		if e, ok := skipQualifiers(typ).(*btf.Enum); ok && len(idx) == 1 && idx[0] < len(e.Values) {
 			return fmt.Sprintf("%s %s::%s", kind, e.Name, e.Values[idx[0]].Name)
 		}
-	case strings.HasPrefix(kind, "type_") || strings.HasSuffix(kind, "_type_id"):
+	case relo.Kind >= corereloc.TypeIDLocal:
 		return fmt.Sprintf("%s %s", kind, typeName(typ))
 	default:
 		return fmt.Sprintf("%s %s", kind, fieldPath(typ, idx))

@@ -9,6 +9,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/corereloc"
 )
 
 // Options says which kernel the prediction is for.
@@ -16,9 +18,13 @@ type Options struct {
 	// Release is the release of the kernel whose verifier loads the
 	// programs ("6.1.0-47-amd64"): older verifiers decide fewer jumps,
 	// keep fewer spilled constants and verify global functions
-	// differently. Empty or unparsable: the most cautious assumptions,
-	// which give Unknown more often.
+	// differently, and global data needs 5.2. Empty or unparsable: the
+	// most cautious assumptions, which give Unknown more often.
 	Release string
+	// Kernel, if set, is what the kernel has beyond the BTF its CO-RE
+	// relocations resolve against (NewKernel): helpers, map, program and
+	// attach types, kfuncs, its own BTF. Nil: only CO-RE is predicted.
+	Kernel *Kernel
 	// KernelTypeIDs, if set, gives per program (by name) the kernel type
 	// ID each target_type_id relocation (by instruction index) takes on
 	// the kernel, replacing the ID in targets: targets may then be a
@@ -28,15 +34,17 @@ type Options struct {
 }
 
 // Collection predicts every program of an object (coll, as read by
-// ebpf.LoadCollectionSpec) on one kernel, whose BTF is targets: vmlinux
-// first, then modules, as cilium/ebpf takes ProgramOptions.KernelTypes
-// and ExtraRelocationTargets. object and kernel name the object and the
+// ebpf.LoadCollectionSpec; relos, the same object as corereloc.Load reads
+// it) on one kernel, whose BTF is targets: vmlinux first, then modules,
+// as cilium/ebpf takes ProgramOptions.KernelTypes and
+// ExtraRelocationTargets. object and kernel name the object and the
 // kernel in the predictions, which come sorted by program name.
-func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
+func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Object, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
 	if opts == nil {
 		opts = &Options{}
 	}
 	m := modelFor(opts.Release)
+	sites := newObjectSites(relos)
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
@@ -44,7 +52,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll.Programs[name], coll.Types, targets, ids, m)
+		program(&p, coll, coll.Programs[name], sites, targets, ids, m, opts)
 		out = append(out, p)
 	}
 	return out
@@ -53,43 +61,88 @@ func Collection(object string, coll *ebpf.CollectionSpec, kernel string, targets
 // program predicts one program into p: its verdict and, for reuse (see
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
 // whether btf.CORERelocate refused them.
-func program(p *Prediction, prog *ebpf.ProgramSpec, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, m model) {
-	insns, poison, ids, refused, err := relocate(prog, local, targets, typeIDs)
+func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, sites objectSites, targets []*btf.Spec, typeIDs map[int]uint64, m model, opts *Options) {
+	at, err := sites.of(prog)
 	if err != nil {
-		var reasons []string
-		for _, line := range strings.Split(err.Error(), "\n") {
-			reasons = append(reasons, "cilium/ebpf: apply CO-RE relocations: "+line)
-		}
-		p.Verdict, p.Reasons, p.Unrelocated = Fails, reasons, refused
+		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
 	}
-	p.Verdict, p.Reasons, p.Guarded, p.ReachedAt = judge(insns, prog.Instructions, poison, m)
-	p.KernelTypeIDs = ids
+	r, refused, err := relocate(prog, at, coll.Types, targets, typeIDs)
+	if err != nil {
+		var texts []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			texts = append(texts, "cilium/ebpf: apply CO-RE relocations: "+line)
+		}
+		p.Verdict, p.Reasons, p.Unrelocated = Fails, reasons(KindCORE, texts...), refused
+		return
+	}
+	points := make(map[int]point, len(r.poison))
+	for pc, what := range r.poison {
+		points[pc] = point{kind: KindCORE, what: what}
+	}
+	var b beyond
+	if opts.Kernel != nil {
+		b = checkBeyond(prog, coll.Maps, r.insns, r.byteOff, opts.Kernel, opts.Release)
+		for pc, pt := range b.points {
+			if _, ok := points[pc]; !ok {
+				points[pc] = pt
+			}
+		}
+	}
+	p.Verdict, p.Reasons, p.Guarded, p.ReachedAt = judge(r.insns, prog.Instructions, points, m)
+	p.KernelTypeIDs = r.ids
+	switch {
+	case len(b.fails) > 0:
+		// What fails the program whatever the verifier reaches comes
+		// first: the kernel refuses it before walking.
+		if p.Verdict != Fails {
+			p.Reasons = nil
+		}
+		p.Verdict, p.Reasons = Fails, append(slices.Clip(b.fails), p.Reasons...)
+	case p.Verdict == Fails:
+	case len(b.unknown) > 0:
+		if p.Verdict == Loads {
+			p.Reasons = nil
+		}
+		p.Verdict, p.Reasons = Unknown, append(slices.Clip(b.unknown), p.Reasons...)
+	}
 }
 
-// judge walks relocated instructions and says which poisoned ones the
-// verifier reaches; source is the program before relocation, whose line
-// info the poisoned instructions lost. reachedAt are the raw offsets of the
+// judge walks relocated instructions and says which of the points (the
+// poisoned instructions, the calls the kernel lacks) the verifier
+// reaches; source is the program before relocation, whose line info the
+// poisoned instructions lost. reachedAt are the raw offsets of the
 // poisoned instructions the walk surely reaches.
-func judge(insns, source asm.Instructions, poison map[int]string, m model) (v Verdict, reasons, guarded []string, reachedAt []int) {
-	if len(poison) == 0 {
+func judge(insns, source asm.Instructions, points map[int]point, m model) (v Verdict, _ []Reason, guarded []string, reachedAt []int) {
+	if len(points) == 0 {
 		return Loads, nil, nil, nil
 	}
-	w := newWalker(insns, poison, m)
+	w := newWalker(insns, points, m)
 	w.run()
 
-	var fails, unsure []string
-	for _, pc := range slices.Sorted(maps.Keys(poison)) {
-		what := fmt.Sprintf("%s poisoned at insn %d%s%s", poison[pc], pc, w.function(pc), sourceOf(source, pc))
+	var fails, unsure []Reason
+	for _, pc := range slices.Sorted(maps.Keys(points)) {
+		pt := points[pc]
+		where := fmt.Sprintf("insn %d%s%s", pc, w.function(pc), sourceOf(source, pc))
+		what := fmt.Sprintf("%s: %s at %s", pt.what, pt.op, where)
+		if pt.kind == KindCORE {
+			what = fmt.Sprintf("%s poisoned at %s", pt.what, where)
+		}
 		why, reached := w.hits[pc]
 		switch {
+		case !reached && pt.unreached != "":
+			unsure = append(unsure, Reason{pt.kind, pt.unreached + ": unreachable " + pt.op + " at " + where})
 		case !reached:
 			guarded = append(guarded, what)
+		case why == -1 && !pt.maybe:
+			fails = append(fails, Reason{pt.kind, "reachable: " + what})
+			if pt.kind == KindCORE {
+				reachedAt = append(reachedAt, rawOffset(insns, pc))
+			}
 		case why == -1:
-			fails = append(fails, "reachable: "+what)
-			reachedAt = append(reachedAt, rawOffset(insns, pc))
+			unsure = append(unsure, Reason{pt.kind, "reachable, the kernel may refuse it: " + what})
 		default:
-			unsure = append(unsure, "maybe reachable: "+what+": "+w.why[why])
+			unsure = append(unsure, Reason{pt.kind, "maybe reachable: " + what + ": " + w.why[why]})
 		}
 	}
 	switch {
@@ -98,7 +151,7 @@ func judge(insns, source asm.Instructions, poison map[int]string, m model) (v Ve
 	case len(w.giveUp) > 0:
 		// What the walk did not reach before giving up is not known
 		// to be guarded.
-		return Unknown, append(w.giveUp, unsure...), nil, nil
+		return Unknown, append(reasons(KindAnalysis, w.giveUp...), unsure...), nil, nil
 	case len(unsure) > 0:
 		return Unknown, unsure, guarded, nil
 	}
@@ -136,17 +189,21 @@ func trimSource(line string) string {
 }
 
 // Objects is Collection for BPF object files, each read with
-// ebpf.LoadCollectionSpec and named by its path: the predictions for one
-// kernel, in a form a harness that loads the same objects on that kernel
-// compares its verdicts with.
+// ebpf.LoadCollectionSpec and corereloc.Load and named by its path: the
+// predictions for one kernel, in a form a harness that loads the same
+// objects on that kernel compares its verdicts with.
 func Objects(paths []string, kernel string, targets []*btf.Spec, opts *Options) ([]Prediction, error) {
+	relos, err := corereloc.Load(paths...)
+	if err != nil {
+		return nil, err
+	}
 	var out []Prediction
-	for _, path := range paths {
+	for i, path := range paths {
 		coll, err := ebpf.LoadCollectionSpec(path)
 		if err != nil {
 			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", path, err)
 		}
-		out = append(out, Collection(path, coll, kernel, targets, opts)...)
+		out = append(out, Collection(path, coll, relos[i], kernel, targets, opts)...)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -17,6 +18,29 @@ var (
 	specsMu sync.Mutex
 	specs   = map[string]*btf.Spec{}
 )
+
+// object reads a BPF object as Collection takes it.
+func object(tb testing.TB, path string) (*ebpf.CollectionSpec, *corereloc.Object) {
+	tb.Helper()
+	coll, err := ebpf.LoadCollectionSpec(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	relos, err := corereloc.Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return coll, relos[0]
+}
+
+// texts are the reasons' texts.
+func texts(rs []Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Text
+	}
+	return out
+}
 
 // kernelSpec is a kernel's BTF as cilium/ebpf reads it, parsed once per
 // test binary.
@@ -40,10 +64,7 @@ func kernelSpec(tb testing.TB, k kerneltest.Kernel) *btf.Spec {
 // loads or fails where. task_struct.mm_cid and BPF_PROG_TYPE_NETFILTER
 // exist from 6.4 on; the ___fake member and btfembed_missing nowhere.
 func TestGuards(t *testing.T) {
-	coll, err := ebpf.LoadCollectionSpec(filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	coll, relos := object(t, filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
 	// Verdicts on a 6.1 kernel and on a later one (6.12, and the running
 	// kernel when it is 6.8 or later).
 	want := map[string][2]Verdict{
@@ -82,7 +103,7 @@ func TestGuards(t *testing.T) {
 		if strings.HasPrefix(k.Release, "6.1.") {
 			later = 0
 		}
-		preds := Collection("guards-el.o", coll, k.Name, []*btf.Spec{spec}, &Options{Release: k.Release})
+		preds := Collection("guards-el.o", coll, relos, k.Name, []*btf.Spec{spec}, &Options{Release: k.Release})
 		if len(preds) != len(want) {
 			t.Fatalf("%s: %d predictions, want %d", k.Name, len(preds), len(want))
 		}
@@ -100,14 +121,11 @@ func TestGuards(t *testing.T) {
 // TestReasonsNameFields checks that a reason names the relocation by its
 // C names and the guarded misses are listed.
 func TestReasonsNameFields(t *testing.T) {
-	coll, err := ebpf.LoadCollectionSpec(filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	coll, relos := object(t, filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
 	k := kerneltest.ByName(t, "6.1.0-47-amd64")
 	spec := kernelSpec(t, k)
 	got := map[string]Prediction{}
-	for _, p := range Collection("guards-el.o", coll, k.Name, []*btf.Spec{spec}, &Options{Release: k.Release}) {
+	for _, p := range Collection("guards-el.o", coll, relos, k.Name, []*btf.Spec{spec}, &Options{Release: k.Release}) {
 		got[p.Program] = p
 	}
 	for _, tt := range []struct {
@@ -123,7 +141,7 @@ func TestReasonsNameFields(t *testing.T) {
 		{"callback_unguarded", "byte_off task_struct.mm_cid poisoned at insn 8 in loop_body_unguarded", ""},
 	} {
 		p := got[tt.program]
-		if tt.reason != "" && !strings.Contains(strings.Join(p.Reasons, "\n"), tt.reason) {
+		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
 			t.Errorf("%s: reasons %q, want one containing %q", tt.program, p.Reasons, tt.reason)
 		}
 		if tt.guarded != "" && !strings.Contains(strings.Join(p.Guarded, "\n"), tt.guarded) {
@@ -136,10 +154,7 @@ func TestReasonsNameFields(t *testing.T) {
 // candidates) fail the program with cilium/ebpf's error for each local
 // type, in type order whatever the order cilium/ebpf met them in.
 func TestRelocationError(t *testing.T) {
-	coll, err := ebpf.LoadCollectionSpec(filepath.Join(kerneltest.Dir(), "objects", "candidates-el.o"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	coll, relos := object(t, filepath.Join(kerneltest.Dir(), "objects", "candidates-el.o"))
 	k := kerneltest.ByName(t, "6.12.118+deb12-amd64")
 	spec := kernelSpec(t, k)
 	want := []string{
@@ -149,7 +164,7 @@ func TestRelocationError(t *testing.T) {
 	}
 	for range 3 {
 		var got Prediction
-		for _, p := range Collection("candidates-el.o", coll, k.Name, []*btf.Spec{spec}, nil) {
+		for _, p := range Collection("candidates-el.o", coll, relos, k.Name, []*btf.Spec{spec}, nil) {
 			if p.Program == "disagree" {
 				got = p
 			}
@@ -158,7 +173,7 @@ func TestRelocationError(t *testing.T) {
 			t.Fatalf("disagree: %s %q", got.Verdict, got.Reasons)
 		}
 		for i, w := range want {
-			if !strings.HasPrefix(got.Reasons[i], "cilium/ebpf: apply CO-RE relocations: ") || !strings.Contains(got.Reasons[i], w) {
+			if r := got.Reasons[i]; r.Kind != KindCORE || !strings.HasPrefix(r.Text, "cilium/ebpf: apply CO-RE relocations: ") || !strings.Contains(r.Text, w) {
 				t.Errorf("reason %d: %q, want cilium/ebpf's %q", i, got.Reasons[i], w)
 			}
 		}

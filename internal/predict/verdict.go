@@ -6,11 +6,14 @@ import "fmt"
 type Verdict uint8
 
 const (
-	// Loads: no poisoned instruction can be reached and cilium/ebpf
-	// relocates the program without error.
+	// Loads: no poisoned instruction can be reached, cilium/ebpf
+	// relocates the program without error, and the kernel has what the
+	// model checks beyond CO-RE (doc.go says what that is, and what it
+	// does not check).
 	Loads Verdict = iota
-	// Fails: cilium/ebpf refuses to relocate the program, or the verifier
-	// reaches a poisoned instruction.
+	// Fails: cilium/ebpf refuses to relocate the program, the verifier
+	// reaches a poisoned instruction, or the kernel lacks what the
+	// program needs (a helper, map type, kfunc, its own BTF...).
 	Fails
 	// Unknown: the analysis cannot decide; Reasons say why.
 	Unknown
@@ -31,12 +34,16 @@ type Prediction struct {
 	Program string
 	Kernel  string
 	Verdict Verdict
-	// Reasons explain Fails and Unknown: the reachable poisoned
-	// instruction and its relocation (task_struct.mm_cid), or the
-	// cilium/ebpf error, or why the analysis gave up.
-	Reasons []string
-	// Guarded lists the poisoned instructions that cannot be reached:
-	// CO-RE guards doing their job.
+	// Reasons explain Fails and Unknown, each with its Kind: the
+	// reachable poisoned instruction and its relocation
+	// (task_struct.mm_cid) or the cilium/ebpf error (KindCORE), what the
+	// kernel lacks (a helper, map type, kfunc...), or why the analysis
+	// gave up. For Fails they are the reasons it fails: the first is
+	// the one a report shows.
+	Reasons []Reason
+	// Guarded lists the poisoned instructions, and the calls to helpers
+	// and kfuncs the kernel lacks, that cannot be reached: CO-RE guards
+	// doing their job.
 	Guarded []string
 	// KernelTypeIDs is the kernel type ID each target_type_id relocation
 	// took, by instruction index; Unrelocated says btf.CORERelocate

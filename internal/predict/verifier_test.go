@@ -65,7 +65,7 @@ func agrees(p Prediction, o outcome) int {
 	if o == other || p.Verdict == Unknown {
 		return 0
 	}
-	relocation := p.Verdict == Fails && strings.HasPrefix(p.Reasons[0], "cilium/ebpf:")
+	relocation := p.Verdict == Fails && p.Reasons[0].Kind == KindCORE && strings.HasPrefix(p.Reasons[0].Text, "cilium/ebpf:")
 	switch {
 	case p.Verdict == Loads && o == loaded,
 		p.Verdict == Fails && !relocation && o == poisoned,
@@ -152,13 +152,10 @@ func TestVerifierAgrees(t *testing.T) {
 	var total, confirmed, contradicted, unknown, untested, sameInsn int
 	byOutcome := map[string]int{}
 	for _, path := range validationObjects(t) {
-		coll, err := ebpf.LoadCollectionSpec(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		coll, relos := object(t, path)
 		name := filepath.Base(path)
 		for i, k := range kernels {
-			for _, p := range Collection(name, coll, k.Name, specs[i:i+1], &Options{Release: running.Release}) {
+			for _, p := range Collection(name, coll, relos, k.Name, specs[i:i+1], &Options{Release: running.Release}) {
 				o, err := loadOutcome(coll, p.Program, specs[i])
 				total++
 				byOutcome[fmt.Sprintf("%s/%s", p.Verdict, outcomeNames[o])]++

@@ -25,7 +25,7 @@ const (
 // walker explores one relocated program.
 type walker struct {
 	insns  asm.Instructions
-	poison map[int]string
+	poison map[int]point
 	model  model
 
 	offsets []int       // raw offset of each instruction
@@ -45,7 +45,7 @@ type walker struct {
 	queue   []int
 }
 
-func newWalker(insns asm.Instructions, poison map[int]string, m model) *walker {
+func newWalker(insns asm.Instructions, poison map[int]point, m model) *walker {
 	w := &walker{
 		insns: insns, poison: poison, model: m,
 		byRaw:   map[int]int{},

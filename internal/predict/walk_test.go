@@ -169,10 +169,10 @@ func TestWalk(t *testing.T) {
 		), Loads, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			poison := map[int]string{}
+			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = "test relocation"
+					poison[i] = point{kind: KindCORE, what: "test relocation"}
 				}
 			}
 			if len(poison) != 1 {
@@ -182,7 +182,7 @@ func TestWalk(t *testing.T) {
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}
-			if tt.why != "" && !strings.Contains(strings.Join(reasons, "\n"), tt.why) {
+			if tt.why != "" && !strings.Contains(strings.Join(texts(reasons), "\n"), tt.why) {
 				t.Errorf("reasons %q, want one mentioning %q", reasons, tt.why)
 			}
 		})
@@ -266,10 +266,10 @@ func TestWalkCalls(t *testing.T) {
 				asm.Return())...), globalsLazy, Loads},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			poison := map[int]string{}
+			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = "test relocation"
+					poison[i] = point{kind: KindCORE, what: "test relocation"}
 				}
 			}
 			m := latest
@@ -350,10 +350,10 @@ func TestWalkOlderVerifiers(t *testing.T) {
 		{"poison on the way the constants go, 5.4", unguardedAfterJump, "5.4.0", Fails},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			poison := map[int]string{}
+			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = "test relocation"
+					poison[i] = point{kind: KindCORE, what: "test relocation"}
 				}
 			}
 			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release))

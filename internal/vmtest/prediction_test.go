@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vmtest"
@@ -248,7 +249,11 @@ func (fx *fixture) predict(k fieldKernel, modules []string) ([]predict.Predictio
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		out = append(out, predict.Collection(path.Base(f.Path), coll, k.name(), targets, &predict.Options{Release: k.release})...)
+		relos, err := corereloc.LoadReader(f.Path, bytes.NewReader(f.Data))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, predict.Collection(path.Base(f.Path), coll, relos, k.name(), targets, &predict.Options{Release: k.release})...)
 	}
 	return out, nil
 }
@@ -280,9 +285,9 @@ func TestCompare(t *testing.T) {
 		return []string{fmt.Sprintf("%d: (85) call unknown#195896080", at), "invalid func unknown#195896080", "processed 9 insns (limit 1000000)"}
 	}
 	loads := predict.Prediction{Verdict: predict.Loads}
-	poisonedAt17 := predict.Prediction{Verdict: predict.Fails, Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 16"}, ReachedAt: []int{17}}
-	relocFails := predict.Prediction{Verdict: predict.Fails, Reasons: []string{"cilium/ebpf: apply CO-RE relocations: ambiguous"}}
-	unsure := predict.Prediction{Verdict: predict.Unknown, Reasons: []string{"maybe reachable"}}
+	poisonedAt17 := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 16"}}, ReachedAt: []int{17}}
+	relocFails := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "cilium/ebpf: apply CO-RE relocations: ambiguous"}}}
+	unsure := predict.Prediction{Verdict: predict.Unknown, Reasons: []predict.Reason{{Kind: predict.KindAnalysis, Text: "maybe reachable"}}}
 	kprobe := func(loaded bool, err string, log []string) vmtest.ProgramLoad {
 		return vmtest.ProgramLoad{Type: ebpf.Kprobe.String(), Loaded: loaded, Error: err, Log: log}
 	}

@@ -19,7 +19,7 @@ import (
 func TestEncodeBasedDictionaries(t *testing.T) {
 	entries := multiDictEntries(t)
 	b := payloadtest.Encode(t, entries, &encode.Options{MaxDictSize: 1})
-	all, err := open(t, b).Entries()
+	all, err := open(t, b).Entries(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestEncodeBasedDictionaries(t *testing.T) {
 	}
 	p := open(t, b)
 	for _, e := range entries {
-		raw, err := p.Blob(entry(t, p, e.Key).VMLinux)
+		raw, err := p.Blob(entry(t, p, e.Key).VMLinux, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,11 +64,11 @@ func TestEncodeDedup(t *testing.T) {
 		t.Errorf("payload grew by %d bytes for a duplicate blob", grew)
 	}
 	p := open(t, twice)
-	b1, err := p.Blob(entry(t, p, entries[0].Key).VMLinux)
+	b1, err := p.Blob(entry(t, p, entries[0].Key).VMLinux, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := p.Blob(entry(t, p, dup.Key).VMLinux)
+	b2, err := p.Blob(entry(t, p, dup.Key).VMLinux, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

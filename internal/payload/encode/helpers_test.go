@@ -35,7 +35,7 @@ func open(tb testing.TB, b []byte) *payload.Payload {
 // entry returns p's entry for key.
 func entry(tb testing.TB, p *payload.Payload, key kernelkey.Key) payload.Entry {
 	tb.Helper()
-	e, ok, err := p.Find(key)
+	e, ok, err := p.Find(key, nil)
 	if err != nil || !ok {
 		tb.Fatalf("no entry %s: %v", key, err)
 	}

@@ -38,12 +38,12 @@ func benchPayloads(tb testing.TB) map[string][]encode.Entry {
 func decodeEntries(tb testing.TB, b []byte) []encode.Entry {
 	tb.Helper()
 	p := open(tb, b)
-	all, err := p.Entries()
+	all, err := p.Entries(nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	blob := func(bl payload.Blob) []byte {
-		raw, err := p.Blob(bl)
+		raw, err := p.Blob(bl, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}

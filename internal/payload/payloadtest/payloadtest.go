@@ -2,12 +2,19 @@ package payloadtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // minBTFDir holds minimized BTF of several kernels, laid out as
@@ -46,4 +53,60 @@ func Encode(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte 
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// Amplification crafts the payload of issue 18's first finding: one
+// kernel whose modules all name the same blob, a BTF header followed by a
+// string table of strLen zero bytes, stored as one zstd frame of a few
+// KB. Each module that decodes the blob again multiplies what a few KB of
+// payload costs.
+func Amplification(tb testing.TB, key kernelkey.Key, modules, strLen int) []byte {
+	tb.Helper()
+	hdr := make([]byte, rawbtf.HeaderLen)
+	binary.LittleEndian.PutUint16(hdr, rawbtf.Magic)
+	hdr[2] = rawbtf.Version
+	binary.LittleEndian.PutUint32(hdr[4:], rawbtf.HeaderLen)
+	binary.LittleEndian.PutUint32(hdr[20:], uint32(strLen)) // str_len; types and strings at offset 0
+	var blob bytes.Buffer
+	zw, err := zstd.NewWriter(&blob, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	zw.Write(hdr)
+	if _, err := io.CopyN(zw, zeros{}, int64(strLen)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	ix := payload.Index{
+		Blobs:   []payload.BlobRecord{{Codec: payload.CodecZstd, N: uint64(blob.Len()), RawLen: uint64(rawbtf.HeaderLen + strLen)}},
+		Entries: []payload.EntryRecord{{Key: key}},
+	}
+	for i := range modules {
+		ix.Entries[0].Modules = append(ix.Entries[0].Modules, payload.ModuleRecord{Name: fmt.Sprintf("m%d", i), Split: 0})
+	}
+	dir, blocks := ix.Marshal(blob.Len())
+	var frames [][]byte
+	for _, b := range blocks {
+		frames = append(frames, zw.EncodeAll(b, nil))
+	}
+	dir = payload.AppendFrames(dir, frames, blocks)
+	out := []byte(payload.Magic)
+	out = binary.LittleEndian.AppendUint32(out, payload.Version)
+	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(dir)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(bytes.Join(frames, nil))))
+	out = append(out, dir...)
+	out = append(out, bytes.Join(frames, nil)...)
+	out = append(out, blob.Bytes()...)
+	binary.LittleEndian.PutUint32(out[12:], payload.Checksum(out[16:]))
+	return out
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -26,7 +26,7 @@ func TestMany(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := p.Entries()
+	all, err := p.Entries(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

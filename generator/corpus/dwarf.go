@@ -1,0 +1,204 @@
+package corpus
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/pahole"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// DWARFInput is a kernel whose BTF pahole makes from DWARF: its files
+// already on disk, streamed there by the reader of its container.
+type DWARFInput struct {
+	// Member is the vmlinux's path inside the source ("" when the source
+	// is the vmlinux itself); the kernel's Path is source:member.
+	Member string
+	// VMLinux is the ELF vmlinux with DWARF.
+	VMLinux string
+	// Modules are modules with DWARF, each made into split BTF over the
+	// vmlinux's BTF, as the kernel's build does with pahole --btf_base.
+	Modules []DWARFModule
+	// Key is what the container and the source's path tell (a package's
+	// release and distribution). The vmlinux's ELF machine and banner
+	// fill the parts it leaves empty; ImportOptions.Key overrides all.
+	Key kernelkey.Key
+	// Fallback gives the parts neither Key nor the banner tell (the
+	// distribution a package's version suggests).
+	Fallback kernelkey.Key
+}
+
+// DWARFModule is one module file of a DWARFInput.
+type DWARFModule struct {
+	Name   string // module name ("nf_conntrack")
+	Member string // path inside the source, for Module.Path and errors
+	File   string // the ELF file with DWARF
+}
+
+// ImportDWARF makes a kernel from DWARF with pahole (package
+// internal/pahole: the flags the kernel's own build uses, a memory budget
+// bounding concurrent runs). It is the import of a DWARF vmlinux, a
+// Debian -dbg package and a kernel-debuginfo RPM.
+//
+// source is the file given to import (a vmlinux, vmlinux.xz, .deb, .rpm).
+// With ImportOptions.CacheDir set, the kernel is cached under the digest
+// of source's contents, pahole's version and the key the options force,
+// and a hit returns it without calling read or running pahole. On a miss
+// read is called with a new private temporary directory to stream the
+// DWARF files into (never into memory: a debug vmlinux is hundreds of
+// MB); the directory is removed when ImportDWARF returns, and on
+// SIGINT/SIGTERM by atomicfile.RemoveTemps. A cache that cannot be read or
+// written only warns (ImportOptions.Warn).
+//
+// Modules pahole or the check fail on are returned as *KernelError values
+// beside the kernel. The kernel's errors name source, wrap ErrNoBTF when
+// pahole made no types, and ErrIncompleteKey when nothing tells the
+// release or architecture; a missing or too old pahole wraps
+// pahole.ErrNotFound or pahole.ErrTooOld and says what to install.
+func ImportDWARF(ctx context.Context, source string, read func(dir string) (*DWARFInput, error), opts *ImportOptions) (*Kernel, []error, error) {
+	tool, err := pahole.Find(ctx)
+	if err != nil {
+		return nil, nil, &KernelError{Path: source, Err: err}
+	}
+	dc := openDWARFCache(source, tool, opts)
+	if k, skipped, ok := dc.get(); ok {
+		return k, skipped, nil
+	}
+	dir, remove, err := atomicfile.TempDir("", "btfembed-dwarf")
+	if err != nil {
+		return nil, nil, &KernelError{Path: source, Err: err}
+	}
+	defer remove()
+	in, err := read(dir)
+	if err != nil {
+		return nil, nil, &KernelError{Path: source, Err: err}
+	}
+	k, skipped, err := kernelFromDWARF(ctx, tool, source, in, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	dc.put(k, skipped)
+	return k, skipped, nil
+}
+
+// memberPath names a file inside a source.
+func memberPath(source, member string) string {
+	if member == "" {
+		return source
+	}
+	return source + ":" + member
+}
+
+// kernelFromDWARF runs pahole on a vmlinux and its modules.
+func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *DWARFInput, opts *ImportOptions) (*Kernel, []error, error) {
+	path := memberPath(source, in.Member)
+	fail := func(err error) (*Kernel, []error, error) { return nil, nil, &KernelError{Path: path, Err: err} }
+	key, err := dwarfKey(in, opts)
+	if err != nil {
+		return fail(err)
+	}
+	kv := pahole.ParseKernelRelease(key.Release)
+	vmlinux, err := tool.Encode(ctx, pahole.Job{ELF: in.VMLinux, Kernel: kv})
+	if err != nil {
+		return fail(err)
+	}
+	base, err := extract.ParseBTF(vmlinux, nil)
+	if err != nil {
+		return fail(err)
+	}
+	k := &Kernel{Key: key, Path: path, VMLinux: vmlinux}
+	if len(in.Modules) == 0 || opts != nil && opts.NoModules {
+		return k, nil, nil
+	}
+	// pahole reads the base from a file: the vmlinux BTF, beside the
+	// DWARF files in the caller's temporary directory.
+	baseFile := filepath.Join(filepath.Dir(in.VMLinux), ".vmlinux.btf")
+	if err := os.WriteFile(baseFile, vmlinux, 0o600); err != nil {
+		return fail(err)
+	}
+	defer os.Remove(baseFile)
+	mods := slices.Clone(in.Modules)
+	slices.SortFunc(mods, func(a, b DWARFModule) int { return strings.Compare(a.Member, b.Member) })
+	btfs := make([][]byte, len(mods))
+	errs := make([]error, len(mods))
+	sem := make(chan struct{}, opts.workers())
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		if errs[i] = kernelkey.ValidatePathElement(m.Name); errs[i] != nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			btfs[i], errs[i] = tool.Encode(ctx, pahole.Job{ELF: m.File, Kernel: kv, BaseFile: baseFile, Base: base})
+			if errs[i] == nil {
+				errs[i] = checkModule(btfs[i], base)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	var skipped []error
+	seen := map[string]bool{}
+	for i, m := range mods {
+		err := errs[i]
+		if err == nil && seen[m.Name] {
+			err = fmt.Errorf("duplicate module %s", m.Name)
+		}
+		if err != nil {
+			skipped = append(skipped, &KernelError{Path: memberPath(source, m.Member), Err: err})
+			continue
+		}
+		seen[m.Name] = true
+		k.Modules = append(k.Modules, Module{Name: m.Name, Path: memberPath(source, m.Member), BTF: btfs[i]})
+	}
+	slices.SortFunc(k.Modules, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
+	return k, skipped, nil
+}
+
+// dwarfKey completes a DWARF input's key from its vmlinux: the ELF
+// machine (EM_386 is i386, as BTFHub names it) and the banner's release
+// and distribution; the options' key overrides.
+func dwarfKey(in *DWARFInput, opts *ImportOptions) (kernelkey.Key, error) {
+	f, err := os.Open(in.VMLinux)
+	if err != nil {
+		return kernelkey.Key{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return kernelkey.Key{}, err
+	}
+	e, err := extract.InspectELF(f)
+	if err != nil {
+		return kernelkey.Key{}, err
+	}
+	if !e.HasDWARF {
+		return kernelkey.Key{}, fmt.Errorf("%w: ELF without DWARF (.debug_info) nor .BTF: nothing to make BTF from", ErrNoBTF)
+	}
+	key := in.Key
+	if key.Arch == "" {
+		key.Arch = e.Arch
+	}
+	if b, ok := extract.FindBannerFile(f, st.Size()); ok {
+		key = completeKey(key, kernelkey.Key{Release: b.Release, Distro: b.Distro, Version: b.Version})
+	}
+	key = completeKey(key, in.Fallback)
+	if opts != nil {
+		key = overrideKey(key, opts.Key)
+	}
+	if key.Arch == "" || key.Release == "" {
+		return kernelkey.Key{}, fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)
+	}
+	return key, nil
+}

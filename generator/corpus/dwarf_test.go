@@ -1,0 +1,172 @@
+package corpus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/pahole"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// needPahole skips without a usable pahole.
+func needPahole(tb testing.TB) {
+	tb.Helper()
+	if _, err := pahole.Find(context.Background()); err != nil {
+		tb.Skipf("no usable pahole: %v", err)
+	}
+}
+
+// countingPahole puts a pahole on $PAHOLE that logs each run's arguments
+// to the returned file and runs the real one, so a test can tell whether
+// an import ran it.
+func countingPahole(t *testing.T) (log string) {
+	t.Helper()
+	real, err := exec.LookPath("pahole")
+	if err != nil {
+		t.Skip("pahole not installed")
+	}
+	dir := t.TempDir()
+	log = filepath.Join(dir, "runs")
+	script := filepath.Join(dir, "pahole")
+	body := fmt.Sprintf("#!/bin/sh\necho \"$@\" >> %q\nexec %q \"$@\"\n", log, real)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(pahole.EnvVar, script)
+	return log
+}
+
+// encodeRuns counts the runs in a countingPahole log that made BTF.
+func encodeRuns(t *testing.T, log string) int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "--btf_encode_detached")
+}
+
+// compileDWARF builds testdata/dwarf/<name>.c with cc -g.
+func compileDWARF(t *testing.T, name string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no cc to compile the DWARF test objects")
+	}
+	out := filepath.Join(t.TempDir(), name+".o")
+	if b, err := exec.Command("cc", "-g", "-O2", "-c", filepath.Join("testdata", "dwarf", name+".c"), "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// typeNames returns the named types of raw BTF by kind.
+func typeNames(t *testing.T, raw, base []byte) map[string]string {
+	t.Helper()
+	var spec *btf.Spec
+	var err error
+	if base == nil {
+		spec, err = btf.LoadSpecFromReader(bytes.NewReader(raw))
+	} else {
+		var b *btf.Spec
+		if b, err = btf.LoadSpecFromReader(bytes.NewReader(base)); err == nil {
+			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(raw), b)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for typ := range spec.All() {
+		if n := typ.TypeName(); n != "" {
+			m[n] = fmt.Sprintf("%T", typ)
+		}
+	}
+	return m
+}
+
+// TestImportDebugDebSmall imports a -dbg package whose vmlinux and module
+// are small objects compiled with cc -g: pahole runs on real DWARF, the
+// module becomes split BTF over the vmlinux's, and a second import is
+// served by the cache without running pahole.
+func TestImportDebugDebSmall(t *testing.T) {
+	needPahole(t)
+	log := countingPahole(t)
+	vmlinux, mod := compileDWARF(t, "vmlinux"), compileDWARF(t, "testmod")
+	control := "Package: linux-image-6.99.0-9-dbgtest-dbg\nVersion: 6.99.1-1\nArchitecture: amd64\nDescription: test\n"
+	deb := filepath.Join(t.TempDir(), "linux-image-6.99.0-9-dbgtest-dbg_6.99.1-1_amd64.deb")
+	writeFile(t, deb, extracttest.ArFile(
+		extracttest.Section{Name: "debian-binary", Data: []byte("2.0\n")},
+		extracttest.Section{Name: "control.tar.gz", Data: extracttest.TarGz(t, extracttest.Section{Name: "./control", Data: []byte(control)})},
+		extracttest.Section{Name: "data.tar.gz", Data: extracttest.TarGz(t,
+			extracttest.Section{Name: "./usr/lib/debug/boot/vmlinux-6.99.0-9-dbgtest", Data: vmlinux},
+			extracttest.Section{Name: "./usr/lib/debug/lib/modules/6.99.0-9-dbgtest/kernel/drivers/btfembed_testmod.ko", Data: mod},
+			extracttest.Section{Name: "./usr/lib/debug/lib/modules/6.99.0-1-other/kernel/x.ko", Data: mod},
+			extracttest.Section{Name: "./usr/share/doc/linux-image-6.99.0-9-dbgtest-dbg/copyright", Data: []byte("GPL-2\n")},
+		)},
+	))
+	want := kernelkey.Key{Arch: "x86_64", Release: "6.99.0-9-dbgtest", Distro: "debian", Version: "12"}
+	cacheDir := t.TempDir()
+	var warnings []error
+	opts := &ImportOptions{CacheDir: cacheDir, Warn: func(err error) { warnings = append(warnings, err) }}
+	var files [2][]byte
+	for run := range 2 {
+		warnings = nil
+		out := t.TempDir()
+		res, err := Import(t.Context(), out, []string{deb}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
+			t.Fatalf("run %d: imported %+v, skipped %v; want %v with one module", run, res.Kernels, res.Skipped, want)
+		}
+		if run == 0 && (len(warnings) != 1 || !errors.Is(warnings[0], ErrNoBase) || !strings.Contains(warnings[0].Error(), "6.99.0-1-other")) {
+			t.Errorf("warnings %v, want one for the module of 6.99.0-1-other", warnings)
+		}
+		k := readBack(t, out)[want]
+		vm := typeNames(t, k.VMLinux, nil)
+		for name, kind := range map[string]string{"task_struct": "*btf.Struct", "list_head": "*btf.Struct", "task_pid": "*btf.Func"} {
+			if vm[name] != kind {
+				t.Errorf("vmlinux BTF: %s is %q, want %s", name, vm[name], kind)
+			}
+		}
+		if len(k.Modules) != 1 || k.Modules[0].Name != "btfembed_testmod" {
+			t.Fatalf("modules %+v", k.Modules)
+		}
+		mt := typeNames(t, k.Modules[0].BTF, k.VMLinux)
+		if mt["btfembed_testmod_state"] != "*btf.Struct" || mt["btfembed_testmod_hit"] != "*btf.Func" {
+			t.Errorf("module BTF lacks the module's types: %v", mt)
+		}
+		// Everything else the module uses (list_head, unsigned long) is
+		// the base's: pahole --btf_base deduplicates against it.
+		if len(mt) != 2 {
+			t.Errorf("module BTF names %v, want only the module's own two types", mt)
+		}
+		files[run], err = os.ReadFile(res.Kernels[0].File)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := encodeRuns(t, log); n != 2 {
+		t.Errorf("pahole made BTF %d times over two imports, want 2 (vmlinux and module, then the cache)", n)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("the cached import wrote other bytes than the first")
+	}
+}

@@ -1,0 +1,132 @@
+package corpus
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// emitDWARF imports one kernel through ImportDWARF and hands it, and the
+// modules it skipped, to emit.
+func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *ImportOptions, read func(dir string) (*DWARFInput, error)) {
+	k, skipped, err := ImportDWARF(ctx, in, read, opts)
+	for _, e := range skipped {
+		emit(nil, e)
+	}
+	emit(k, err)
+}
+
+// readDebugDeb streams a Debian debug package's vmlinux and modules into
+// dir.
+func readDebugDeb(in, dir string, opts *ImportOptions) (*DWARFInput, error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := extract.ReadDebDWARF(bufio.NewReaderSize(f, 1<<16), dir, opts != nil && opts.NoModules)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.VMLinux) == 0 {
+		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", ErrNoBTF)
+	}
+	v := d.VMLinux[0]
+	for _, o := range d.VMLinux[1:] {
+		if o.Release != v.Release {
+			return nil, fmt.Errorf("debug package with vmlinux of two releases, %s and %s", v.Release, o.Release)
+		}
+	}
+	arch, _ := kernelkey.NormalizeArch(d.Control.Architecture)
+	dv := &DWARFInput{Member: v.Path, VMLinux: v.File, Key: kernelkey.Key{Arch: arch, Release: v.Release}}
+	dv.Fallback.Distro, dv.Fallback.Version = debDistro(d.Control)
+	var other []string
+	for _, m := range d.Modules {
+		if m.Release != v.Release {
+			other = append(other, m.Path)
+			continue
+		}
+		dv.Modules = append(dv.Modules, DWARFModule{Name: m.Name, Member: m.Path, File: m.File})
+	}
+	if len(other) > 0 {
+		opts.warn(&KernelError{Path: in, Err: fmt.Errorf("%w: %d modules of another release than vmlinux %s, such as %s", ErrNoBase, len(other), v.Release, other[0])})
+	}
+	return dv, nil
+}
+
+// importELFDWARF imports an ELF vmlinux that has DWARF and no .BTF,
+// plain or compressed, through ImportDWARF; it reports false for any other
+// input, which the caller reads as before. A compressed input is first
+// streamed into a temporary file to look inside.
+func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader, opts *ImportOptions, emit func(*Kernel, error)) (bool, error) {
+	head, _ := br.Peek(64)
+	format := extract.SniffCompression(head)
+	if !extract.IsELF(head) && (format == extract.FormatNone || format == extract.FormatLZMA) {
+		return false, nil
+	}
+	if kind, _, ok := kernelFile(filepath.Base(in)); ok && kind != kindImage {
+		return false, nil // BTF by its name (.btf.xz, .btf.tar.xz): not decompressed twice
+	}
+	pathKey := inputKey(in)
+	if format == extract.FormatNone {
+		e, err := extract.InspectELF(f)
+		if err != nil || e.HasBTF || !e.HasDWARF {
+			return false, nil // read as before, which reports the problem
+		}
+		emitDWARF(ctx, in, emit, opts, func(string) (*DWARFInput, error) {
+			return &DWARFInput{VMLinux: in, Key: pathKey}, nil
+		})
+		return true, nil
+	}
+	// Whatever this reads of the input, the caller reads it again from
+	// the start unless it is imported here.
+	rewind := func() (bool, error) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return true, err
+		}
+		br.Reset(f)
+		return false, nil
+	}
+	dr, err := extract.NewDecompressReader(br, format)
+	if err != nil {
+		return rewind()
+	}
+	defer dr.Close()
+	inner := bufio.NewReaderSize(dr, 1<<16)
+	if h, _ := inner.Peek(4); !extract.IsELF(h) {
+		return rewind()
+	}
+	dir, remove, err := atomicfile.TempDir("", "btfembed-dwarf")
+	if err != nil {
+		return true, err
+	}
+	defer remove()
+	file := filepath.Join(dir, "vmlinux")
+	var q extract.DiskQuota
+	if _, err := q.StreamToFile(file, inner); err != nil {
+		return true, err
+	}
+	tf, err := os.Open(file)
+	if err != nil {
+		return true, err
+	}
+	e, err := extract.InspectELF(tf)
+	tf.Close()
+	if err != nil {
+		return true, err
+	}
+	if e.HasBTF || !e.HasDWARF {
+		return rewind() // read as before: its .BTF, or the error that it has none
+	}
+	emitDWARF(ctx, in, emit, opts, func(string) (*DWARFInput, error) {
+		return &DWARFInput{VMLinux: file, Key: pathKey}, nil
+	})
+	return true, nil
+}

@@ -1,0 +1,51 @@
+package pahole
+
+import "strings"
+
+// kindSince is when the kernel learnt each BTF kind that pahole can leave
+// out: pahole's --btf_features name, its --skip_encoding_btf_* flag
+// (pahole 1.24 and 1.25), and the first kernel that loads it.
+var kindSince = []struct {
+	feature, skip string
+	major, minor  int
+}{
+	{"float", "", 5, 13}, // before 1.26 floats are opt-in: --btf_gen_floats
+	{"enum64", "--skip_encoding_btf_enum64", 6, 0},
+	{"decl_tag", "--skip_encoding_btf_decl_tag", 5, 16},
+	{"type_tag", "--skip_encoding_btf_type_tag", 5, 17},
+}
+
+// Flags returns the flags that make pahole encode a kernel's BTF as the
+// kernel's own build would (the table in the package doc), before the
+// input and output arguments.
+func Flags(kernel KernelVersion, pahole Version) []string {
+	flags := []string{"-F", "dwarf"}
+	if !kernel.before(5, 17) {
+		flags = append(flags, "-j")
+	}
+	if pahole.atLeast(1, 26) {
+		features := []string{"encode_force", "var"}
+		for _, k := range kindSince {
+			if !kernel.before(k.major, k.minor) {
+				features = append(features, k.feature)
+			}
+		}
+		features = append(features, "optimized_func", "consistent_func")
+		return append(flags, "--btf_features="+strings.Join(features, ","), "--lang_exclude=rust")
+	}
+	if !kernel.before(5, 13) {
+		flags = append(flags, "--btf_gen_floats")
+	}
+	if pahole.atLeast(1, 24) {
+		for _, k := range kindSince {
+			if k.skip != "" && kernel.before(k.major, k.minor) {
+				flags = append(flags, k.skip)
+			}
+		}
+		flags = append(flags, "--lang_exclude=rust")
+	}
+	if pahole == (Version{1, 25}) && !kernel.before(6, 3) {
+		flags = append(flags, "--skip_encoding_btf_inconsistent_proto", "--btf_gen_optimized")
+	}
+	return flags
+}

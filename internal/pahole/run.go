@@ -1,0 +1,159 @@
+package pahole
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/regfile"
+)
+
+// EnvVar names the pahole to run instead of the one on PATH, as PAHOLE
+// does for the kernel's Makefile.
+const EnvVar = "PAHOLE"
+
+// Sentinel errors of Find.
+var (
+	// ErrNotFound: no pahole to run.
+	ErrNotFound = errors.New("pahole not found: making BTF from DWARF needs it (Debian package pahole, also on Ubuntu; dwarves on Fedora and RHEL)")
+	// ErrTooOld: pahole is older than MinVersion.
+	ErrTooOld = errors.New("pahole too old")
+)
+
+// Tool is a pahole found by Find.
+type Tool struct {
+	Path    string
+	Version Version
+}
+
+// Find locates pahole ($PAHOLE, else pahole on PATH) and checks that it is
+// at least MinVersion.
+func Find(ctx context.Context) (*Tool, error) {
+	name := os.Getenv(EnvVar)
+	if name == "" {
+		name = "pahole"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrNotFound, err)
+	}
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s --version: %v", ErrNotFound, path, err)
+	}
+	v, err := ParseVersion(string(out))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if v.less(MinVersion) {
+		return nil, fmt.Errorf("%w: %s is %v, making BTF from DWARF needs %v or newer (Debian package pahole from bookworm on; dwarves on Fedora and RHEL)", ErrTooOld, path, v, MinVersion)
+	}
+	return &Tool{Path: path, Version: v}, nil
+}
+
+// Job is one pahole run.
+type Job struct {
+	// ELF is the file whose DWARF is encoded: a vmlinux or a module.
+	ELF string
+	// Kernel is the kernel's version, for Flags.
+	Kernel KernelVersion
+	// BaseFile is, for a module, the vmlinux's raw BTF (a file pahole's
+	// --btf_base reads), and Base the same BTF parsed, to check the
+	// module's split BTF against. Both are empty for a vmlinux.
+	BaseFile string
+	Base     *rawbtf.Spec
+}
+
+// Encode runs pahole on j.ELF and returns the raw BTF it makes, standalone
+// for a vmlinux, split over j.Base for a module, checked to parse and to
+// hold at least one type: BTF without types (a file without DWARF) is an
+// error wrapping extract.ErrNoBTF. The run waits for its memory estimate
+// (footprint) to fit the memory budget shared with the readers of package
+// extract.
+func (t *Tool) Encode(ctx context.Context, j Job) ([]byte, error) {
+	st, err := os.Stat(j.ELF)
+	if err != nil {
+		return nil, err
+	}
+	release, err := extract.Reserve(footprint(st.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("pahole: %w", err)
+	}
+	defer release()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, remove, err := atomicfile.TempDir("", "btfembed-pahole")
+	if err != nil {
+		return nil, fmt.Errorf("pahole: %w", err)
+	}
+	defer remove()
+	out := filepath.Join(dir, "out.btf")
+	args := append(Flags(j.Kernel, t.Version), "--btf_encode_detached="+out)
+	if j.BaseFile != "" {
+		args = append(args, "--btf_base="+j.BaseFile)
+	}
+	args = append(args, j.ELF)
+	cmd := exec.CommandContext(ctx, t.Path, args...)
+	var log tail
+	cmd.Stdout, cmd.Stderr = &log, &log
+	dieWithParent(cmd)
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("pahole %s: %w%s", strings.Join(args, " "), err, log.text())
+	}
+	data, err := regfile.ReadFile(out, extract.MaxBTF)
+	if errors.Is(err, fs.ErrNotExist) {
+		// pahole exits 0 without writing when the DWARF holds no type.
+		return nil, fmt.Errorf("%w: pahole made no BTF from %s (its DWARF has no types?)%s", extract.ErrNoBTF, j.ELF, log.text())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("BTF pahole made: %w", err)
+	}
+	spec, err := rawbtf.Parse(data, j.Base)
+	if err != nil {
+		return nil, fmt.Errorf("BTF pahole made: %w", err)
+	}
+	if spec.NextID() == spec.FirstID() {
+		return nil, fmt.Errorf("%w: pahole made BTF without types (the file has no DWARF?)%s", extract.ErrNoBTF, log.text())
+	}
+	return data, nil
+}
+
+// footprint estimates pahole's peak memory for an input of size bytes,
+// from the figures in the package doc: about 14 MiB plus twice the input
+// for small ones, 141 MiB plus half the input for a vmlinux.
+func footprint(size int64) int64 {
+	return min(16<<20+2*size, 141<<20+size/2)
+}
+
+// tail keeps the last bytes pahole printed, for errors.
+type tail struct{ b []byte }
+
+const tailMax = 2 << 10
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > tailMax {
+		t.b = append(t.b[:0], t.b[len(t.b)-tailMax:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) text() string {
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

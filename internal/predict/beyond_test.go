@@ -1,0 +1,193 @@
+package predict
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// expect is a program's verdict on a kernel and the kind of its first
+// reason.
+type expect struct {
+	verdict Verdict
+	kind    Kind
+}
+
+var loads = expect{Loads, ""}
+
+// featureExpectations are the verdicts testdata/objects/features/README.md
+// gives, for the kernels of the tests: Debian 11's 5.10 (no bpf_loop,
+// bpf_strncmp, bloom filters...), Debian 12's 6.1 (no kfunc
+// bpf_rcu_read_lock, no cgroup storage) and 6.12, and 6.1.176 built
+// without BTF.
+var featureExpectations = map[string]map[string]expect{
+	"5.10": {
+		"loop": {Fails, KindHelper}, "for_each": {Fails, KindHelper},
+		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
+		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
+		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
+	},
+	"6.1":  {"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType}},
+	"6.12": {},
+	"nobtf": {
+		"fentry_nanosleep": {Fails, KindBTFIDAttach}, "tp_btf_exec": {Fails, KindBTFIDAttach},
+		// Its program type is refused before its map type is looked at.
+		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
+		"task_btf": {Fails, KindHelper},
+	},
+}
+
+// predictFeatures predicts the feature objects on a kernel, with its
+// facts, by program name.
+func predictFeatures(t *testing.T, k kerneltest.Kernel) map[string]Prediction {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "features", "*-el.o"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no feature objects: %v", err)
+	}
+	spec := kernelSpec(t, k)
+	targets := []*btf.Spec{spec}
+	out := map[string]Prediction{}
+	for _, path := range paths {
+		coll, relos := object(t, path)
+		opts := &Options{Release: k.Release, Kernel: NewKernel(targets, Kfuncs(coll))}
+		for _, p := range Collection(filepath.Base(path), coll, relos, k.Name, targets, opts) {
+			out[p.Program] = p
+		}
+	}
+	return out
+}
+
+// TestFeatures predicts the feature objects, which use what older
+// kernels lack, on real kernels: each program loads or fails as its
+// README says, for the reason of the kind it says.
+func TestFeatures(t *testing.T) {
+	kernels := map[string]func(*testing.T) kerneltest.Kernel{
+		"5.10": func(t *testing.T) kerneltest.Kernel {
+			return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
+		},
+		"6.1":   func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") },
+		"6.12":  func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") },
+		"nobtf": func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) },
+	}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range kernels {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		t.Run(name, func(t *testing.T) {
+			k := kernels[name](t)
+			preds := predictFeatures(t, k)
+			if len(preds) != 15 {
+				t.Errorf("%d programs, want 15", len(preds))
+			}
+			for prog, p := range preds {
+				want, ok := featureExpectations[name][prog]
+				if !ok {
+					want = loads
+				}
+				got := expect{p.Verdict, ""}
+				if len(p.Reasons) > 0 {
+					got.kind = p.Reasons[0].Kind
+				}
+				if got != want {
+					t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, want.verdict, want.kind)
+				}
+			}
+		})
+	}
+}
+
+// TestFeatureReasons checks what the reasons say: the helper by name and
+// number, the map, the kfunc, and a guarded call listed as guarded.
+func TestFeatureReasons(t *testing.T) {
+	k := kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
+	preds := predictFeatures(t, k)
+	for _, tt := range []struct {
+		program, reason, guarded string
+	}{
+		{"loop", "helper bpf_loop (181) is not in this kernel: call at insn", ""},
+		{"loop", "callback add_index at insn", ""},
+		{"for_each", "helper bpf_for_each_map_elem (164) is not in this kernel", ""},
+		{"uses_strncmp", "reachable: helper bpf_strncmp (182) is not in this kernel: call at insn 10", ""},
+		{"bloom", "map seen: map type BloomFilter (30) is not in this kernel", ""},
+		{"task_btf", "helper bpf_get_current_task_btf (158) is not in this kernel", ""},
+		{"rcu_kfunc", "kfunc bpf_rcu_read_lock is not in this kernel's BTF", ""},
+		// The walk stops at the first call the kernel lacks.
+		{"cgrp_storage", "helper bpf_get_current_task_btf (158) is not in this kernel", ""},
+		{"guarded_strncmp", "", "helper bpf_strncmp (182) is not in this kernel: call at insn 12"},
+	} {
+		p := preds[tt.program]
+		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
+			t.Errorf("%s: reasons %q, want one containing %q", tt.program, p.Reasons, tt.reason)
+		}
+		if tt.guarded != "" && !strings.Contains(strings.Join(p.Guarded, "\n"), tt.guarded) {
+			t.Errorf("%s: guarded %q, want one containing %q", tt.program, p.Guarded, tt.guarded)
+		}
+	}
+	nobtf := predictFeatures(t, kerneltest.NoBTF(t))
+	if p := nobtf["task_btf"]; !strings.Contains(strings.Join(texts(p.Reasons), "\n"), "helper bpf_get_current_task_btf (158) returns a pointer typed by the kernel's own BTF") {
+		t.Errorf("task_btf without BTF: %q", p.Reasons)
+	}
+}
+
+// TestNewKernel reads the facts of real kernels: helpers and map types
+// by their enums, kfuncs by their FUNCs, own BTF by btf_vmlinux_init.
+func TestNewKernel(t *testing.T) {
+	for _, tt := range []struct {
+		kernel  func(*testing.T) kerneltest.Kernel
+		loop    bool // BPF_FUNC_loop (181)
+		bloom   bool // BPF_MAP_TYPE_BLOOM_FILTER (30)
+		rcu     bool // kfunc bpf_rcu_read_lock
+		ownBTF  bool
+		maxFunc uint32 // the last helper: bpf_redirect_peer on 5.10, bpf_user_ringbuf_drain on 6.1
+	}{
+		{func(t *testing.T) kerneltest.Kernel {
+			return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
+		}, false, false, false, true, 155},
+		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
+		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
+		{func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) }, true, true, false, false, 209},
+	} {
+		k := tt.kernel(t)
+		facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, []string{"bpf_rcu_read_lock", "bpf_rcu_read_lock"})
+		got := [4]bool{has(facts.FuncIDs, uint32(asm.FnLoop)), has(facts.MapTypes, 30), slices.Contains(facts.Kfuncs, "bpf_rcu_read_lock"), facts.OwnBTF}
+		if want := [4]bool{tt.loop, tt.bloom, tt.rcu, tt.ownBTF}; got != want {
+			t.Errorf("%s: loop, bloom, rcu, own BTF = %v, want %v", k.Name, got, want)
+		}
+		if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
+			t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
+		}
+		if facts.LongSize != 8 || len(facts.Asked) != 1 {
+			t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
+		}
+	}
+}
+
+// TestHelperNames checks the helper names derived from cilium/ebpf's
+// constants against the enum bpf_func_id of real kernels.
+func TestHelperNames(t *testing.T) {
+	for _, k := range kerneltest.Corpus(t) {
+		var e *btf.Enum
+		if err := kernelSpec(t, k).TypeByName("bpf_func_id", &e); err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		for _, v := range e.Values {
+			name, ok := strings.CutPrefix(v.Name, "BPF_FUNC_")
+			if !ok {
+				continue
+			}
+			if got := helperName(uint32(v.Value)); got != "bpf_"+name {
+				t.Errorf("%s: helper %d is %s, named %s", k.Name, v.Value, v.Name, got)
+			}
+		}
+	}
+}

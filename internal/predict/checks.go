@@ -1,0 +1,190 @@
+package predict
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// point is an instruction that fails the program where the verifier
+// reaches it: a poisoned CO-RE relocation, a call to a helper the kernel
+// lacks, a load it refuses.
+type point struct {
+	kind Kind
+	// what names the problem: "byte_off task_struct.mm_cid" for a CO-RE
+	// poison, "helper bpf_loop (181) is not in this kernel" otherwise.
+	what string
+	// op is what the instruction does, for the reason ("call").
+	op string
+	// maybe: reaching it makes the verdict Unknown, not Fails (the
+	// kernel may accept it: the model cannot tell).
+	maybe bool
+	// unreached, if set, is why the program may fail even where the
+	// instruction is not reached.
+	unreached string
+}
+
+// beyond is what the prediction sees beyond CO-RE in one program on one
+// kernel: reasons that hold whatever the verifier reaches (the kernel
+// refuses the program, its maps or an instruction before walking it),
+// and the instructions that fail the program where reached.
+type beyond struct {
+	fails, unknown []Reason
+	points         map[int]point
+}
+
+// checkBeyond checks a relocated program (insns) against the kernel's
+// facts. maps are the object's maps (CollectionSpec.Maps); byteOff holds
+// the instructions a byte_off relocation fixed up.
+func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns asm.Instructions, byteOff map[int]bool, k *Kernel, release string) beyond {
+	var b beyond
+	b.points = map[int]point{}
+	b.checkTypes(prog, k)
+
+	globalData := -1
+	mapSeen := map[string]bool{}
+	for pc := range insns {
+		ins := &insns[pc]
+		switch {
+		case ins.IsLoadFromMap():
+			if ins.Src == asm.PseudoMapValue && globalData < 0 {
+				globalData = pc
+			}
+			name := ins.Reference()
+			if ms := maps[name]; ms != nil && !mapSeen[name] {
+				mapSeen[name] = true
+				b.checkMap(name, ms, k)
+			}
+		case ins.IsLoadOfFunctionPointer():
+			// BPF_PSEUDO_FUNC came with bpf_for_each_map_elem (Linux
+			// 5.13, commit 69c087ba6225): the kernel's enum bpf_func_id
+			// tells whether it knows them.
+			if k.FuncIDs != nil && !has(k.FuncIDs, uint32(asm.FnForEachMapElem)) && !b.hasFails(KindHelper, "callback") {
+				b.fails = append(b.fails, Reason{KindHelper, fmt.Sprintf(
+					"callback %s at insn %d: the kernel predates callbacks (BPF_PSEUDO_FUNC; its enum bpf_func_id has no %s)",
+					ins.Reference(), pc, helperName(uint32(asm.FnForEachMapElem)))})
+			}
+		case ins.IsBuiltinCall() && ins.Constant >= 0 && ins.Constant != poisonConstant:
+			b.checkHelper(pc, uint32(ins.Constant), k)
+		case ins.IsKfuncCall():
+			b.checkKfunc(pc, ins.Reference(), k)
+		case byteOff[pc] && k.is32Bit() && ins.OpCode.Class() == asm.LdXClass &&
+			ins.OpCode.Size() == asm.DWord && ins.Offset%8 != 0:
+			b.points[pc] = point{
+				kind: KindCtxAccess,
+				what: fmt.Sprintf("an 8-byte load at offset %d (cilium/ebpf moves a CO-RE field's offset, not its load's size), which a 32-bit kernel refuses from a context (invalid bpf_context access off=%d size=8)", ins.Offset, ins.Offset),
+				op:   "load",
+				// Only these program types' direct loads with
+				// relocated offsets are context loads; elsewhere the
+				// base may be a BTF pointer or a map value.
+				maybe: !slices.Contains([]ebpf.ProgramType{ebpf.Kprobe, ebpf.TracePoint, ebpf.PerfEvent, ebpf.RawTracepoint, ebpf.RawTracepointWritable}, prog.Type),
+			}
+		}
+	}
+	if globalData >= 0 {
+		b.checkGlobalData(globalData, release)
+	}
+	return b
+}
+
+// poisonConstant is the helper number of the call cilium/ebpf writes in
+// place of a CO-RE relocation it cannot satisfy (btf.COREBadRelocationSentinel).
+const poisonConstant = 0xbad2310
+
+func (b *beyond) hasFails(kind Kind, prefix string) bool {
+	return slices.ContainsFunc(b.fails, func(r Reason) bool {
+		return r.Kind == kind && len(r.Text) >= len(prefix) && r.Text[:len(prefix)] == prefix
+	})
+}
+
+// checkTypes checks the program's type and expected attach type against
+// the kernel's enums, and BTF-ID attach types against its own BTF.
+func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
+	switch {
+	case k.ProgTypes == nil:
+		b.unknown = append(b.unknown, Reason{KindProgType, "the kernel's BTF has no enum bpf_prog_type"})
+	case !has(k.ProgTypes, uint32(prog.Type)):
+		b.fails = append(b.fails, Reason{KindProgType, fmt.Sprintf("program type %s (%d) is not in this kernel", prog.Type, uint32(prog.Type))})
+	}
+	if prog.AttachType != ebpf.AttachNone {
+		switch {
+		case k.AttachTypes == nil:
+			b.unknown = append(b.unknown, Reason{KindAttachType, "the kernel's BTF has no enum bpf_attach_type"})
+		case !has(k.AttachTypes, uint32(prog.AttachType)):
+			b.fails = append(b.fails, Reason{KindAttachType, fmt.Sprintf("attach type %s (%d) is not in this kernel", prog.AttachType, uint32(prog.AttachType))})
+		}
+	}
+	// These attach to a kernel function, tracepoint, hook or struct by
+	// its ID in the kernel's own BTF (BPF_PROG_LOAD's attach_btf_id).
+	// freplace (Extension) attaches to another BPF program's BTF and
+	// needs none.
+	switch prog.Type {
+	case ebpf.Tracing, ebpf.LSM, ebpf.StructOps:
+		if !k.OwnBTF {
+			b.fails = append(b.fails, Reason{KindBTFIDAttach, fmt.Sprintf("program type %s attaches by kernel BTF ID (%s), and this kernel has no BTF of its own", prog.Type, prog.SectionName)})
+		}
+	}
+}
+
+// checkMap checks a map the program refers to, and its inner map.
+func (b *beyond) checkMap(name string, ms *ebpf.MapSpec, k *Kernel) {
+	for ms != nil {
+		switch {
+		case k.MapTypes == nil:
+			b.unknown = append(b.unknown, Reason{KindMapType, "the kernel's BTF has no enum bpf_map_type"})
+			return
+		case !has(k.MapTypes, uint32(ms.Type)):
+			b.fails = append(b.fails, Reason{KindMapType, fmt.Sprintf("map %s: map type %s (%d) is not in this kernel", name, ms.Type, uint32(ms.Type))})
+		}
+		ms, name = ms.InnerMap, name+" (inner map)"
+	}
+}
+
+// checkHelper checks a helper call at pc.
+func (b *beyond) checkHelper(pc int, id uint32, k *Kernel) {
+	switch {
+	case k.FuncIDs == nil:
+		if !slices.ContainsFunc(b.unknown, func(r Reason) bool { return r.Kind == KindHelper }) {
+			b.unknown = append(b.unknown, Reason{KindHelper, "the kernel's BTF has no enum bpf_func_id"})
+		}
+	case !has(k.FuncIDs, id):
+		b.points[pc] = point{kind: KindHelper, what: fmt.Sprintf("helper %s (%d) is not in this kernel", helperName(id), id), op: "call"}
+	case btfPointerHelpers[asm.BuiltinFunc(id)] && !k.OwnBTF:
+		b.points[pc] = point{kind: KindHelper, what: fmt.Sprintf("helper %s (%d) returns a pointer typed by the kernel's own BTF, and this kernel has none (invalid return type)", helperName(id), id), op: "call"}
+	}
+}
+
+// checkKfunc checks a kfunc call at pc. cilium/ebpf refuses a program
+// calling a kfunc the kernel lacks, reached or not, unless the kfunc is
+// declared __weak (then it poisons the call): which one the object
+// declares is not visible here, so an unreached call gives Unknown.
+func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
+	switch {
+	case !k.OwnBTF:
+		b.fails = append(b.fails, Reason{KindBTFIDAttach, fmt.Sprintf("kfunc %s at insn %d is called by kernel BTF ID, and this kernel has no BTF of its own", name, pc)})
+	case !slices.Contains(k.Asked, name):
+		b.unknown = append(b.unknown, Reason{KindKfunc, fmt.Sprintf("kfunc %s at insn %d: the kernel's facts do not say whether it has it", name, pc)})
+	case !slices.Contains(k.Kfuncs, name):
+		b.points[pc] = point{
+			kind: KindKfunc, what: fmt.Sprintf("kfunc %s is not in this kernel's BTF", name), op: "call",
+			unreached: fmt.Sprintf("kfunc %s is not in this kernel's BTF: cilium/ebpf refuses the program unless %s is declared __weak", name, name),
+		}
+	}
+}
+
+// checkGlobalData: Linux 5.2 added direct access to map values
+// (BPF_PSEUDO_MAP_VALUE, commit d8eca5bbb2be, "bpf: implement
+// lookup-free direct value access for maps"), which global data
+// (.rodata, .data, .bss, .kconfig) needs. No enum says so: only the
+// release can.
+func (b *beyond) checkGlobalData(pc int, release string) {
+	v, ok := version(release)
+	switch {
+	case !ok:
+		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("global data at insn %d needs Linux 5.2, and the kernel's version is not known (release %q)", pc, release)})
+	case v < 5002:
+		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("global data at insn %d needs Linux 5.2 (unrecognized bpf_ld_imm64 insn before)", pc)})
+	}
+}

@@ -1,0 +1,119 @@
+package predict
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+)
+
+// Kernel is what the predictions beyond CO-RE need to know of a kernel,
+// all read from its full BTF (vmlinux and modules) by NewKernel: which
+// helpers, map, program and attach types its UAPI enums list, which of
+// the kfuncs the objects call it has, whether it was built with its own
+// BTF, and the size of its long. It is small and has only exported plain
+// fields, so a cache can store it instead of the BTF.
+type Kernel struct {
+	// FuncIDs, MapTypes, ProgTypes and AttachTypes are the values of
+	// the kernel's enum bpf_func_id, bpf_map_type, bpf_prog_type and
+	// bpf_attach_type, sorted, without the __MAX sentinels; nil if its
+	// BTF has no such enum (then the prediction cannot tell).
+	FuncIDs, MapTypes, ProgTypes, AttachTypes []uint32
+	// Kfuncs are the names, of those NewKernel was asked about, that
+	// the kernel's BTF has a FUNC for, sorted.
+	Kfuncs []string
+	// Asked are the kfunc names NewKernel was asked about, sorted: a
+	// kfunc outside them is not known either way.
+	Asked []string
+	// OwnBTF says the kernel was built with its own BTF
+	// (CONFIG_DEBUG_INFO_BTF): its BTF has the FUNC btf_vmlinux_init, of
+	// kernel/bpf/sysfs_btf.c, which only that option builds (it exposes
+	// /sys/kernel/btf/vmlinux). BTF made from the DWARF of a kernel built
+	// without the option does not have it.
+	OwnBTF bool
+	// LongSize is sizeof(long) in bytes, from the BTF's "long int": 4 on
+	// 32-bit kernels; 0 if the BTF does not say.
+	LongSize uint32
+}
+
+// NewKernel reads a kernel's facts from its full BTF as cilium/ebpf
+// loads it: vmlinux first, then module BTFs (which kfuncs may live in).
+// kfuncs are the kfunc names the objects call (Kfuncs).
+func NewKernel(targets []*btf.Spec, kfuncs []string) *Kernel {
+	k := &Kernel{Asked: sortedSet(kfuncs)}
+	if len(targets) == 0 {
+		return k
+	}
+	vmlinux := targets[0]
+	k.FuncIDs = enumValues(vmlinux, "bpf_func_id")
+	k.MapTypes = enumValues(vmlinux, "bpf_map_type")
+	k.ProgTypes = enumValues(vmlinux, "bpf_prog_type")
+	k.AttachTypes = enumValues(vmlinux, "bpf_attach_type")
+	k.OwnBTF = hasFunc(vmlinux, "btf_vmlinux_init")
+	var long *btf.Int
+	if err := vmlinux.TypeByName("long int", &long); err == nil {
+		k.LongSize = long.Size
+	}
+	for _, name := range k.Asked {
+		if slices.ContainsFunc(targets, func(s *btf.Spec) bool { return hasFunc(s, name) }) {
+			k.Kfuncs = append(k.Kfuncs, name)
+		}
+	}
+	return k
+}
+
+// enumValues are the values of the enum called name, without the
+// sentinels the kernel names __MAX_BPF_PROG_TYPE, __BPF_FUNC_MAX_ID...,
+// sorted; nil if there is no such enum.
+func enumValues(spec *btf.Spec, name string) []uint32 {
+	var e *btf.Enum
+	if err := spec.TypeByName(name, &e); err != nil {
+		return nil
+	}
+	out := []uint32{}
+	for _, v := range e.Values {
+		if !strings.HasPrefix(v.Name, "__") {
+			out = append(out, uint32(v.Value))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hasFunc says whether spec has a FUNC called name.
+func hasFunc(spec *btf.Spec, name string) bool {
+	var fn *btf.Func
+	err := spec.TypeByName(name, &fn)
+	return err == nil || errors.Is(err, btf.ErrMultipleMatches)
+}
+
+func sortedSet(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// has says whether the sorted values hold v.
+func has(values []uint32, v uint32) bool {
+	_, ok := slices.BinarySearch(values, v)
+	return ok
+}
+
+// is32Bit says the kernel's long is 4 bytes.
+func (k *Kernel) is32Bit() bool { return k.LongSize == 4 }
+
+// Kfuncs are the names of the kfuncs the programs of coll call, sorted:
+// what NewKernel is asked about.
+func Kfuncs(coll *ebpf.CollectionSpec) []string {
+	var out []string
+	for _, prog := range coll.Programs {
+		for i := range prog.Instructions {
+			if ins := &prog.Instructions[i]; ins.IsKfuncCall() {
+				out = append(out, ins.Reference())
+			}
+		}
+	}
+	return sortedSet(out)
+}

@@ -1,0 +1,57 @@
+package predict
+
+// Kind says what a reason is about. The kinds are stable: the report's
+// JSON and the embedded verdicts carry them as these strings
+// (docs/predictions.md lists them).
+type Kind string
+
+const (
+	// KindCORE: a CO-RE relocation that does not resolve on the kernel,
+	// a poisoned instruction the verifier reaches or a relocation
+	// cilium/ebpf refuses.
+	KindCORE Kind = "core"
+	// KindHelper: a helper the kernel's enum bpf_func_id lacks, a helper
+	// returning a pointer typed by kernel BTF on a kernel without its own
+	// BTF, or a callback (BPF_PSEUDO_FUNC) on a kernel before them.
+	KindHelper Kind = "helper"
+	// KindMapType: a map type the kernel's enum bpf_map_type lacks.
+	KindMapType Kind = "map_type"
+	// KindProgType: a program type the kernel's enum bpf_prog_type lacks.
+	KindProgType Kind = "prog_type"
+	// KindAttachType: an expected attach type the kernel's enum
+	// bpf_attach_type lacks.
+	KindAttachType Kind = "attach_type"
+	// KindKfunc: a kfunc the kernel's BTF has no FUNC for.
+	KindKfunc Kind = "kfunc"
+	// KindGlobalData: global data (.rodata, .data, .bss, .kconfig) on a
+	// kernel before 5.2.
+	KindGlobalData Kind = "global_data"
+	// KindBTFIDAttach: a program type that attaches by kernel BTF ID
+	// (fentry, fexit, fmod_ret, tp_btf, iter, lsm, struct_ops) or a
+	// kfunc call, on a kernel without its own BTF.
+	KindBTFIDAttach Kind = "btf_id_attach"
+	// KindCtxAccess: a load cilium/ebpf's fixups leave at an offset a
+	// 32-bit kernel's verifier refuses for its size.
+	KindCtxAccess Kind = "ctx_access"
+	// KindAnalysis: the analysis itself cannot decide (the walk gave up,
+	// a value set at load time, the kernel's version unknown).
+	KindAnalysis Kind = "analysis"
+)
+
+// Reason is why a program fails, or may fail, on a kernel: its kind and
+// a sentence for people.
+type Reason struct {
+	Kind Kind
+	Text string
+}
+
+func (r Reason) String() string { return r.Text }
+
+// reasons makes reasons of one kind from texts.
+func reasons(kind Kind, texts ...string) []Reason {
+	out := make([]Reason, len(texts))
+	for i, t := range texts {
+		out[i] = Reason{kind, t}
+	}
+	return out
+}
