@@ -143,7 +143,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 		tasks = append(tasks, func() { importInput(ctx, in, opts, func(k *Kernel, err error) { emit(in, k, err) }) })
 	}
 	for _, g := range rpmGroups {
-		tasks = append(tasks, func() { importRPMs(g, opts, emit) })
+		tasks = append(tasks, func() { importRPMs(ctx, g, opts, emit) })
 	}
 	sem := make(chan struct{}, opts.workers())
 	var wg sync.WaitGroup

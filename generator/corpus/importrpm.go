@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -23,9 +24,10 @@ type rpmPackage struct {
 // kernel build: the same source package (SOURCERPM) and architecture.
 // A kernel's image and its modules come in different packages
 // (kernel-core, kernel-modules, kernel-modules-core, kernel-modules-extra),
-// so a group is read as one input, as a .deb is. An RPM whose header
-// cannot be read is reported to skip. The other inputs are returned in
-// their order.
+// so a group is read as one input, as a .deb is. A debuginfo package is
+// a group of its own (importRPMs hands it to ImportDWARF). An RPM whose
+// header cannot be read is reported to skip. The other inputs are
+// returned in their order.
 func groupRPMs(inputs []string, skip func(in string, err error)) (rest []string, groups [][]rpmPackage) {
 	byBuild := map[string]int{}
 	for _, in := range inputs {
@@ -39,7 +41,7 @@ func groupRPMs(inputs []string, skip func(in string, err error)) (rest []string,
 			continue
 		}
 		p := rpmPackage{file: in, header: h}
-		if h.SourceRPM == "" {
+		if h.SourceRPM == "" || h.IsDebuginfo() {
 			groups = append(groups, []rpmPackage{p})
 			continue
 		}
@@ -79,7 +81,13 @@ func readRPMHeader(in string) (h extract.RPMHeader, isRPM bool, err error) {
 // image's path, the distribution of its dist tag and vendor (RPMDistro);
 // the kernel's banner fills what they leave out, and the flags override
 // all.
-func importRPMs(group []rpmPackage, opts *ImportOptions, emit func(in string, k *Kernel, err error)) {
+func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, emit func(in string, k *Kernel, err error)) {
+	if p := group[0]; p.header.IsDebuginfo() {
+		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string) (*DWARFInput, error) {
+			return readDebugRPM(p, dir, opts)
+		})
+		return
+	}
 	var over kernelkey.Key
 	if opts != nil {
 		over = opts.Key
@@ -140,4 +148,30 @@ func readRPMFiles(file string, workers int) (extract.PackageFiles, error) {
 		return extract.PackageFiles{}, err
 	}
 	return p.ReadKernelFiles(workers)
+}
+
+// readDebugRPM streams a kernel-debuginfo package's vmlinux and modules
+// into dir. The key is the package's, as for kernel-core: its ARCH tag,
+// the release of the vmlinux's path and the distribution RPMDistro tells;
+// the vmlinux's banner and ELF machine fill what they leave out.
+func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*DWARFInput, error) {
+	f, err := os.Open(p.file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := extract.OpenRPM(f)
+	if err != nil {
+		return nil, err
+	}
+	vmlinux, modules, err := r.ReadDWARF(dir, opts != nil && opts.NoModules)
+	if err != nil {
+		return nil, err
+	}
+	return dwarfPackage(p.file, vmlinux, modules, func(release string) kernelkey.Key {
+		k := kernelkey.Key{Release: release}
+		k.Arch, _ = kernelkey.NormalizeArch(p.header.Arch)
+		k.Distro, k.Version = extract.RPMDistro(p.header, release)
+		return k
+	}, opts)
 }

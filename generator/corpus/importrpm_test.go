@@ -5,10 +5,14 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
@@ -199,4 +203,87 @@ func smallKernelRPM(tb testing.TB) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// TestImportDebuginfoRPM imports kernel-debuginfo RPMs through pahole: a
+// small one whose vmlinux and module are objects compiled with cc -g
+// (the module, <name>.ko.debug as RPMs name it, becomes split BTF over
+// the vmlinux's), and, without -short, one around the shared corpus's
+// real DWARF vmlinux (../shared/corpus/nobtf), whose named types must be
+// those of that vmlinux imported directly.
+func TestImportDebuginfoRPM(t *testing.T) {
+	needPahole(t)
+	t.Run("compiled", func(t *testing.T) {
+		const release = "6.99.0-9.el8.x86_64"
+		vmlinux, mod := compileDWARF(t, "vmlinux"), compileDWARF(t, "testmod")
+		pkgs := extracttest.MakeRPMs(t, extracttest.RPMBuild{Source: "kernel", Version: "6.99.0", Release: "9.el8", Arch: "x86_64", Payload: "w6.xzdio",
+			Packages: map[string][]extracttest.Section{"kernel-debuginfo": {
+				{Name: "/usr/lib/debug/lib/modules/" + release + "/vmlinux", Data: vmlinux},
+				{Name: "/usr/lib/debug/lib/modules/" + release + "/kernel/drivers/btfembed_testmod.ko.debug", Data: mod},
+			}}})
+		res, err := Import(t.Context(), t.TempDir(), []string{pkgs["kernel-debuginfo"]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := kernelkey.Key{Arch: "x86_64", Release: release, Distro: "centos", Version: "8"}
+		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
+			t.Fatalf("imported %+v, skipped %v; want %v with one module", res.Kernels, res.Skipped, want)
+		}
+	})
+	t.Run("nobtf", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: packs and reads a 107 MB vmlinux")
+		}
+		xzFile := filepath.Join(kerneltest.SharedCorpus(t), "nobtf", "x86_64", "vmlinux-6.1.176.xz")
+		direct := t.TempDir()
+		res, err := Import(t.Context(), direct, []string{xzFile}, nil)
+		if err != nil || len(res.Kernels) != 1 {
+			t.Fatalf("importing %s: %v, %+v", xzFile, err, res)
+		}
+		want := readBack(t, direct)[res.Kernels[0].Key]
+		xzData, err := os.ReadFile(xzFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgs := extracttest.MakeRPMs(t, extracttest.RPMBuild{Source: "kernel", Version: "6.1.176", Release: "1.fc40", Arch: "x86_64", Payload: "w1.gzdio",
+			Packages: map[string][]extracttest.Section{"kernel-debuginfo": {{Name: "/usr/lib/debug/lib/modules/6.1.176/vmlinux", Data: unxz(t, xzData)}}}})
+		out := t.TempDir()
+		res, err = Import(t.Context(), out, []string{pkgs["kernel-debuginfo"]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := kernelkey.Key{Arch: "x86_64", Release: "6.1.176", Distro: "fedora", Version: "40"}
+		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != key {
+			t.Fatalf("imported %+v, skipped %v; want %v", res.Kernels, res.Skipped, key)
+		}
+		got := readBack(t, out)[key]
+		gotNames, wantNames := namedTypes(t, got.VMLinux), namedTypes(t, want.VMLinux)
+		if len(gotNames) < 10000 || !maps.Equal(gotNames, wantNames) {
+			t.Errorf("%d named types from the RPM, %d from the vmlinux imported directly: they differ", len(gotNames), len(wantNames))
+		}
+	})
+}
+
+// namedTypes counts the named types of raw BTF by kind and name ("*btf.Enum
+// format_type"): a name can be both a function's and a type's. A function
+// counts once however often it appears: how many copies of a function
+// pahole -j keeps (syscall wrappers) changes from run to run.
+func namedTypes(tb testing.TB, raw []byte) map[string]int {
+	tb.Helper()
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := map[string]int{}
+	for typ := range spec.All() {
+		if n := typ.TypeName(); n != "" {
+			k := fmt.Sprintf("%T %s", typ, n)
+			if _, isFunc := typ.(*btf.Func); isFunc {
+				m[k] = 1
+			} else {
+				m[k]++
+			}
+		}
+	}
+	return m
 }
