@@ -11,7 +11,7 @@
 //	module, _ := corereloc.NewTarget(moduleBTF, vmlinux)  // split over it
 //	res, _ := corereloc.Match(objs, []*corereloc.Target{vmlinux, module})
 //	vmlinuxMin, modulesMin, _ := corereloc.Minimize(res)
-//	mismatches, _ := corereloc.Verify(paths, full, min)   // the oracle
+//	mismatches, _ := corereloc.Verify(objs, full, minimized) // the oracle
 //
 // Load reads clang's .BTF.ext records (struct bpf_core_relo in the
 // kernel's include/uapi/linux/bpf.h; the format is described in

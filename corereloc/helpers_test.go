@@ -96,6 +96,16 @@ func matchObjects(tb testing.TB, objPaths []string, targets ...*rawbtf.Spec) *Re
 	return res
 }
 
+// loadObjects loads objPaths.
+func loadObjects(tb testing.TB, objPaths []string) []*Object {
+	tb.Helper()
+	objs, err := Load(objPaths...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return objs
+}
+
 // verifyBlob runs the oracle for objects on a kernel's full BTF and a
 // minimized vmlinux blob of it.
 func verifyBlob(tb testing.TB, objPaths []string, full *btf.Spec, blob []byte) []Mismatch {
@@ -104,7 +114,7 @@ func verifyBlob(tb testing.TB, objPaths []string, full *btf.Spec, blob []byte) [
 	if err != nil {
 		tb.Fatalf("cilium/ebpf rejects the minimized BTF: %v", err)
 	}
-	ms, err := Verify(objPaths, []*btf.Spec{full}, []*btf.Spec{min})
+	ms, err := Verify(loadObjects(tb, objPaths), []*btf.Spec{full}, []*btf.Spec{min})
 	if err != nil {
 		tb.Fatal(err)
 	}

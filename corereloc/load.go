@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
@@ -43,6 +45,8 @@ func (r *Relocation) String() string {
 type Function struct {
 	Section string // ELF section ("kprobe/do_exit", ".text")
 	Name    string // function symbol holding the instructions, "" if none
+
+	off uint32 // the symbol's offset in Section, 0 if none
 }
 
 // Site is one relocated instruction, one record of .BTF.ext: 12 bytes,
@@ -70,6 +74,20 @@ type Object struct {
 	Functions []Function
 
 	btf *rawbtf.Spec // nil if the object has no .BTF
+	// collection is the object as cilium/ebpf loads it, read on first
+	// use: the oracle needs it, Match and Minimize do not, and for a big
+	// object it costs more than all of Load.
+	collection func() (*ebpf.CollectionSpec, error)
+}
+
+// Collection is the object as cilium/ebpf's ebpf.LoadCollectionSpec
+// reads it, loaded on the first call and kept: what the oracle relocates
+// and what a caller predicting loads walks.
+func (o *Object) Collection() (*ebpf.CollectionSpec, error) {
+	if o.collection == nil {
+		return nil, fmt.Errorf("%s: not loaded by Load or LoadFromReader", o.Path)
+	}
+	return o.collection()
 }
 
 // SiteString describes site j for messages: object, section and offset,
@@ -101,12 +119,29 @@ func loadFile(path string) (*Object, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return LoadReader(path, f)
+	obj, err := LoadFromReader(path, f)
+	if err != nil {
+		return nil, err
+	}
+	obj.collection = lazyCollection(path, func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpec(path) })
+	return obj, nil
 }
 
-// LoadReader reads the CO-RE relocations of one BPF ELF object from r;
-// name identifies it in Relocation.Object and in errors.
-func LoadReader(name string, r io.ReaderAt) (obj *Object, err error) {
+// lazyCollection loads object name with cilium/ebpf on the first call.
+func lazyCollection(name string, load func() (*ebpf.CollectionSpec, error)) func() (*ebpf.CollectionSpec, error) {
+	return sync.OnceValues(func() (*ebpf.CollectionSpec, error) {
+		coll, err := load()
+		if err != nil {
+			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", name, err)
+		}
+		return coll, nil
+	})
+}
+
+// LoadFromReader reads the CO-RE relocations of one BPF ELF object from
+// r; name identifies it in Object.Path and in errors. Object.Collection
+// reads r again: it must stay readable while the object is in use.
+func LoadFromReader(name string, r io.ReaderAt) (obj *Object, err error) {
 	defer func() {
 		// debug/elf panics on some malformed inputs.
 		if p := recover(); p != nil {
@@ -117,6 +152,7 @@ func LoadReader(name string, r io.ReaderAt) (obj *Object, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	obj.collection = lazyCollection(name, func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpecFromReader(r) })
 	return obj, nil
 }
 
@@ -470,7 +506,7 @@ func (x *extParser) function(insn uint32) int32 {
 	}
 	f := Function{Section: x.sec}
 	if j >= 0 {
-		f.Name = x.syms[j].name
+		f.Name, f.off = x.syms[j].name, x.syms[j].off
 	}
 	id, ok := x.funcs[f]
 	if !ok {

@@ -140,7 +140,7 @@ func TestLoadMalformed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.mutate(bytes.Clone(data))
-			_, err := LoadReader(path, bytes.NewReader(b))
+			_, err := LoadFromReader(path, bytes.NewReader(b))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -179,11 +179,11 @@ func TestLoadMergesRepeatedSection(t *testing.T) {
 	b := bytes.Clone(data)
 	bo.PutUint32(b[third:], bo.Uint32(b[first:]))
 
-	orig, err := LoadReader(path, bytes.NewReader(data))
+	orig, err := LoadFromReader(path, bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := LoadReader(path, bytes.NewReader(b))
+	obj, err := LoadFromReader(path, bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestLoadMergesRepeatedSection(t *testing.T) {
 	}
 }
 
-func FuzzLoadReader(f *testing.F) {
+func FuzzLoadFromReader(f *testing.F) {
 	paths, _ := filepath.Glob("../testdata/objects/*-el.o")
 	for _, p := range append(paths, filepath.Join(kerneltest.CiliumTestdata(f), "relocs_read-eb.elf")) {
 		data, err := os.ReadFile(p)
@@ -215,7 +215,7 @@ func FuzzLoadReader(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		obj, err := LoadReader("fuzz.o", bytes.NewReader(data))
+		obj, err := LoadFromReader("fuzz.o", bytes.NewReader(data))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.o: ") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -251,7 +251,7 @@ func FuzzMatch(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		obj, err := LoadReader("fuzz.o", bytes.NewReader(data))
+		obj, err := LoadFromReader("fuzz.o", bytes.NewReader(data))
 		if err != nil {
 			return
 		}

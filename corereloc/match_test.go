@@ -137,7 +137,7 @@ func TestOracleCatchesDroppedMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := Verify(objPaths, []*btf.Spec{full}, []*btf.Spec{min})
+	ms, err := Verify(loadObjects(t, objPaths), []*btf.Spec{full}, []*btf.Spec{min})
 	if err != nil {
 		t.Fatal(err)
 	}

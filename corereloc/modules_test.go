@@ -110,7 +110,7 @@ func TestOracleModules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, err := Verify(objPaths, []*btf.Spec{full, fullMod}, []*btf.Spec{minV, minM})
+			ms, err := Verify(loadObjects(t, objPaths), []*btf.Spec{full, fullMod}, []*btf.Spec{minV, minM})
 			if err != nil {
 				t.Fatal(err)
 			}

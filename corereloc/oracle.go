@@ -1,14 +1,17 @@
 package corereloc
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/ciliumcore"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // Mismatch is a relocation that cilium/ebpf resolves differently against
@@ -28,90 +31,285 @@ func (m Mismatch) String() string {
 
 // Verify is the correctness oracle: for every program of every object it
 // runs cilium/ebpf's btf.CORERelocate once against full and once against
-// min (each vmlinux first, then modules) and reports every relocation
-// whose fixup differs. Errors count as results: a program both fail to
-// relocate is no mismatch. A target_type_id fixup is compared by the kind
-// and name of the type its ID refers to, since minimizing renumbers types.
-func Verify(objPaths []string, full, min []*btf.Spec) ([]Mismatch, error) {
-	var out []Mismatch
-	for _, path := range objPaths {
-		coll, err := ebpf.LoadCollectionSpec(path)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := VerifyCollection(path, coll, full, min)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ms...)
-	}
-	return out, nil
-}
-
-// VerifyCollection is Verify for one object already loaded; name
-// identifies it in mismatches.
-func VerifyCollection(name string, coll *ebpf.CollectionSpec, full, min []*btf.Spec) ([]Mismatch, error) {
-	if len(full) == 0 || len(min) == 0 {
-		return nil, fmt.Errorf("%s: no target BTF", name)
-	}
-	progs := slices.Sorted(func(yield func(string) bool) {
-		for p := range coll.Programs {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	var out []Mismatch
-	for _, pname := range progs {
-		prog := coll.Programs[pname]
-		relos, insns := ciliumcore.Relocations(prog.Instructions)
-		if len(relos) == 0 {
-			continue
-		}
-		fullRes := relocate(relos, full, prog)
-		minRes := relocate(relos, min, prog)
-		if fullRes.err != "" || minRes.err != "" {
-			if (fullRes.err == "") != (minRes.err == "") {
-				out = append(out, Mismatch{name, pname, -1, "", fullRes.String(), minRes.String()})
-			}
-			continue
-		}
-		for i := range relos {
-			if fullRes.fixups[i] != minRes.fixups[i] {
-				out = append(out, Mismatch{name, pname, insns[i], relos[i].String(), fullRes.fixups[i], minRes.fixups[i]})
-			}
-		}
-	}
-	return out, nil
-}
-
-type relocation struct {
-	fixups []string
-	err    string
-}
-
-func (r relocation) String() string {
-	if r.err != "" {
-		return "error: " + r.err
-	}
-	return strings.Join(r.fixups, ", ")
-}
-
-// relocate runs cilium/ebpf's relocation and renders each fixup, with the
-// target of target_type_id as the kind and name of the type.
-func relocate(relos []*btf.CORERelocation, targets []*btf.Spec, prog *ebpf.ProgramSpec) relocation {
-	fixups, err := ciliumcore.Relocate(prog, relos, targets)
+// minimized (each vmlinux first, then modules) and reports every
+// relocation whose fixup differs. Errors count as results: a program
+// both fail to relocate is no mismatch. A target_type_id fixup is
+// compared by the kind and name of the type its ID refers to, since
+// minimizing renumbers types.
+func Verify(objs []*Object, full, minimized []*btf.Spec) ([]Mismatch, error) {
+	o, err := NewOracle(objs)
 	if err != nil {
-		return relocation{err: err.Error()}
+		return nil, err
 	}
-	out := relocation{fixups: make([]string, len(fixups))}
-	for i, f := range fixups {
-		s := f.String()
-		if v, ok := strings.CutPrefix(s, TypeIDTarget.String()+"="); ok && !strings.HasSuffix(s, "=poison") {
-			local, target, _ := strings.Cut(v, "->")
-			s = TypeIDTarget.String() + "=" + local + "->" + ciliumcore.DescribeTypeID(targets[0], target)
+	fa, err := o.Relocate(full, nil)
+	if err != nil {
+		return nil, err
+	}
+	ma, err := o.Relocate(minimized, nil)
+	if err != nil {
+		return nil, err
+	}
+	return o.Verify(fa, ma), nil
+}
+
+// Oracle is Verify made once for some objects and asked on many kernels,
+// each question once: cilium/ebpf's btf.CORERelocate stays the judge,
+// but a relocation that hundreds of programs share (a big object inlines
+// the same accesses everywhere) is computed once per kernel and BTF, and
+// the fixups serve every program and any other caller that needs them
+// (the load prediction) through Answers.
+type Oracle struct {
+	objs  []*Object
+	progs [][]program // per object, by name
+	order []binary.ByteOrder
+}
+
+// NewOracle prepares the questions of objs, loading each with
+// cilium/ebpf (Object.Collection).
+func NewOracle(objs []*Object) (*Oracle, error) {
+	o := &Oracle{objs: objs, progs: make([][]program, len(objs)), order: make([]binary.ByteOrder, len(objs))}
+	for i, obj := range objs {
+		coll, err := obj.Collection()
+		if err != nil {
+			return nil, err
 		}
-		out.fixups[i] = s
+		if o.progs[i], err = obj.programs(coll); err != nil {
+			return nil, err
+		}
+		// As the loader: the programs' byte order, the host's if none.
+		o.order[i] = binary.NativeEndian
+		if coll.ByteOrder != nil {
+			o.order[i] = coll.ByteOrder
+		}
+	}
+	return o, nil
+}
+
+// Answers are the fixups of an Oracle's objects against one BTF.
+// Fixups computes what it must on first use: an Answers is not safe for
+// concurrent use.
+type Answers struct {
+	oracle  *Oracle
+	targets []*btf.Spec
+	// single[i][r] is Objects[i].Relocations[r] asked alone, for the
+	// relocations whose fixup depends on nothing else (see Relocate);
+	// grouped[i][t] says local type t of object i has several
+	// candidates, so its relocations are asked with their programs.
+	single  [][]answer
+	grouped []map[btf.TypeID]bool
+	exact   []map[string]answers // programs asked whole, by name
+}
+
+type answer struct {
+	fixup btf.COREFixup
+	err   error
+	asked bool
+}
+
+type answers struct {
+	fixups []btf.COREFixup
+	err    error
+}
+
+// Relocate asks the oracle's questions against targets (vmlinux first,
+// then modules). raw, if not nil, is the same BTF as Match reads it, in
+// the same order; it counts each local type's candidates. A relocation
+// whose local type has at most one candidate is asked once, alone:
+// btf.CORERelocate scores candidates per program and local type
+// (coreCalculateFixups), but with one candidate or none each relocation's
+// fixup is that candidate's for it, or the poison (or "does not exist")
+// fixup it would give too, whatever else the program relocates. With
+// several candidates the score decides, and those relocations are asked
+// with their programs, as is every program without raw, with a
+// local_type_id relocation, or that some relocation fails.
+func (o *Oracle) Relocate(targets []*btf.Spec, raw []*Target) (*Answers, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("oracle: no target BTF")
+	}
+	a := &Answers{
+		oracle: o, targets: targets, single: make([][]answer, len(o.objs)),
+		grouped: make([]map[btf.TypeID]bool, len(o.objs)), exact: make([]map[string]answers, len(o.objs)),
+	}
+	for i := range o.objs {
+		a.exact[i] = map[string]answers{}
+	}
+	if raw == nil {
+		return a, nil
+	}
+	count := candidateCounts(o.objs, raw)
+	for i, obj := range o.objs {
+		a.single[i] = make([]answer, len(obj.Relocations))
+		a.grouped[i] = map[btf.TypeID]bool{}
+		for _, p := range o.progs[i] {
+			for k, r := range p.which {
+				rel := &obj.Relocations[r]
+				if rel.Kind == TypeIDLocal || a.single[i][r].asked || a.grouped[i][rel.TypeID] {
+					continue
+				}
+				if rel.TypeName == "" || count[rawbtf.EssentialName(rel.TypeName)] > 1 {
+					a.grouped[i][rel.TypeID] = true
+					continue
+				}
+				fixups, err := btf.CORERelocate(p.relos[k:k+1], targets, o.order[i], noLocalTypes)
+				ans := answer{err: err, asked: true}
+				if err == nil {
+					ans.fixup = fixups[0]
+				}
+				a.single[i][r] = ans
+			}
+		}
+	}
+	return a, nil
+}
+
+// noLocalTypes stands for the local type numbering, which no relocation
+// asked alone needs: local_type_id relocations are asked with their
+// programs.
+func noLocalTypes(btf.Type) (btf.TypeID, error) {
+	return 0, errors.New("local_type_id asked without its program")
+}
+
+// candidateCounts counts, by essential name, the candidates in targets
+// of every named local type of objs.
+func candidateCounts(objs []*Object, targets []*Target) map[string]int {
+	seen := map[string]bool{}
+	var names []string
+	for _, obj := range objs {
+		for _, r := range obj.Relocations {
+			if n := rawbtf.EssentialName(r.TypeName); n != "" && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	count := make(map[string]int, len(names))
+	for _, t := range targets {
+		for name, ids := range t.spec.LookupEssentialNames(names) {
+			count[name] += len(ids)
+		}
+	}
+	return count
+}
+
+// Fixups returns the fixups of the CO-RE relocations of program name of
+// Objects[obj], in instruction order, as btf.CORERelocate computes them
+// for the whole program, or the error it gives. An error names, in
+// local type ID order, every local type whose relocations cilium/ebpf
+// refuses, where btf.CORERelocate names one of them, picked by map order.
+func (a *Answers) Fixups(obj int, name string) ([]btf.COREFixup, error) {
+	i, ok := slices.BinarySearchFunc(a.oracle.progs[obj], name, func(p program, name string) int {
+		return strings.Compare(p.name, name)
+	})
+	if !ok {
+		return nil, fmt.Errorf("%s: no program %s", a.oracle.objs[obj].Path, name)
+	}
+	return a.fixups(obj, &a.oracle.progs[obj][i])
+}
+
+func (a *Answers) fixups(i int, p *program) ([]btf.COREFixup, error) {
+	if len(p.relos) == 0 {
+		return nil, nil
+	}
+	if a.single[i] != nil && !p.local {
+		out := make([]btf.COREFixup, len(p.relos))
+		whole := false
+		for k, r := range p.which {
+			ans := a.single[i][r]
+			if !ans.asked || ans.err != nil {
+				whole = true
+				break
+			}
+			out[k] = ans.fixup
+		}
+		if !whole {
+			return out, nil
+		}
+	}
+	if ans, ok := a.exact[i][p.name]; ok {
+		return ans.fixups, ans.err
+	}
+	fixups, err := ciliumcore.Relocate(p.spec, p.relos, a.targets)
+	if err != nil {
+		err = a.errorsByType(i, p, err)
+	}
+	a.exact[i][p.name] = answers{fixups, err}
+	return fixups, err
+}
+
+// errorsByType relocates each local type's relocations of p alone, in
+// type ID order, and joins their errors; first is the error of the
+// whole program.
+func (a *Answers) errorsByType(i int, p *program, first error) error {
+	byType := map[btf.TypeID][]*btf.CORERelocation{}
+	for k, r := range p.which {
+		t := a.oracle.objs[i].Relocations[r].TypeID
+		byType[t] = append(byType[t], p.relos[k])
+	}
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(byType)) {
+		if _, err := ciliumcore.Relocate(p.spec, byType[t], a.targets); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return first
+	}
+	return errors.Join(errs...)
+}
+
+// Verify compares every program's fixups in full and in minimized, two
+// Answers of this oracle, as the package's Verify does.
+func (o *Oracle) Verify(full, minimized *Answers) []Mismatch {
+	var out []Mismatch
+	for i, obj := range o.objs {
+		for k := range o.progs[i] {
+			p := &o.progs[i][k]
+			if len(p.relos) == 0 {
+				continue
+			}
+			ff, ferr := full.fixups(i, p)
+			mf, merr := minimized.fixups(i, p)
+			if ferr != nil || merr != nil {
+				if (ferr == nil) != (merr == nil) {
+					out = append(out, Mismatch{obj.Path, p.name, -1, "", full.render(ff, ferr), minimized.render(mf, merr)})
+				}
+				continue
+			}
+			for j := range p.relos {
+				f, m := ff[j], mf[j]
+				typeID := obj.Relocations[p.which[j]].Kind == TypeIDTarget
+				if f == m && !typeID {
+					continue
+				}
+				fs, ms := full.fixup(f), minimized.fixup(m)
+				if fs != ms {
+					out = append(out, Mismatch{obj.Path, p.name, p.insns[j], p.relos[j].String(), fs, ms})
+				}
+			}
+		}
 	}
 	return out
+}
+
+// render describes a program's fixups, or its error.
+func (a *Answers) render(fixups []btf.COREFixup, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	s := make([]string, len(fixups))
+	for i, f := range fixups {
+		s[i] = a.fixup(f)
+	}
+	return strings.Join(s, ", ")
+}
+
+// fixup describes a fixup, with the target of target_type_id as the kind
+// and name of the type, which minimizing renumbers.
+func (a *Answers) fixup(f btf.COREFixup) string {
+	s := f.String()
+	if v, ok := strings.CutPrefix(s, TypeIDTarget.String()+"="); ok && !strings.HasSuffix(s, "=poison") {
+		local, target, _ := strings.Cut(v, "->")
+		s = TypeIDTarget.String() + "=" + local + "->" + ciliumcore.DescribeTypeID(a.targets[0], target)
+	}
+	return s
 }

@@ -1,7 +1,9 @@
 package corereloc
 
 import (
+	"bytes"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -68,4 +70,132 @@ func TestOracleBig(t *testing.T) {
 			minimizeAndVerify(t, []string{bigObject}, raw, full)
 		})
 	}
+}
+
+// TestOracleAsksOnce: the oracle that asks each relocation once where its
+// local type has at most one candidate (Relocate with raw BTF) reports
+// exactly the mismatches of the oracle that asks every program whole, on
+// the minimized BTF and on corrupted copies of it: every struct's members
+// shifted one at a time, every named type renamed, and a second type of
+// a relocated name added, which gives its relocations two candidates and
+// so scoring per program.
+func TestOracleAsksOnce(t *testing.T) {
+	objPaths := append(testObjects(t), ownObjects(t)...)
+	objs := loadObjects(t, objPaths)
+	oracle, err := NewOracle(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := kernels(t)
+	if testing.Short() {
+		ks = ks[:1]
+	}
+	for _, k := range ks {
+		t.Run(k.name, func(t *testing.T) {
+			raw, full := kernelSpecs(t, k)
+			res := matchObjects(t, objPaths, raw)
+			blob, _, err := Minimize(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := oracle.Relocate([]*btf.Spec{full}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			once, err := oracle.Relocate([]*btf.Spec{full}, []*Target{{spec: raw}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rejected, variants := 0, corruptions(t, blob)
+			for i, v := range variants {
+				minRaw, err := rawbtf.Parse(v, nil)
+				if err != nil {
+					t.Fatalf("variant %d: %v", i, err)
+				}
+				min, err := btf.LoadSpecFromReader(bytes.NewReader(v))
+				if err != nil {
+					continue // cilium/ebpf refuses it: nothing to verify
+				}
+				wholeMin, err := oracle.Relocate([]*btf.Spec{min}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				onceMin, err := oracle.Relocate([]*btf.Spec{min}, []*Target{{spec: minRaw}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, got := oracle.Verify(whole, wholeMin), oracle.Verify(once, onceMin)
+				if !slices.Equal(got, want) {
+					t.Fatalf("variant %d: asked once: %d mismatches, asked per program: %d\n%v\nwant\n%v", i, len(got), len(want), got, want)
+				}
+				if i == 0 && len(want) > 0 {
+					t.Fatalf("the minimized BTF itself is rejected: %v", want)
+				}
+				if len(want) > 0 {
+					rejected++
+				}
+			}
+			// The corruptions must be ones the oracle can see.
+			if rejected < len(variants)/4 {
+				t.Errorf("only %d of %d corrupted variants rejected", rejected, len(variants))
+			}
+			t.Logf("%d variants, %d rejected", len(variants), rejected)
+		})
+	}
+}
+
+// corruptions returns blob, then copies of it with one type changed each:
+// a struct's or union's last member shifted by a byte, a named type
+// renamed, or a named struct's first member renamed and a copy of it
+// added with its last member renamed instead.
+func corruptions(tb testing.TB, blob []byte) [][]byte {
+	tb.Helper()
+	spec, err := rawbtf.Parse(blob, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var recs []rawbtf.Record
+	for id := rawbtf.TypeID(1); id < spec.NextID(); id++ {
+		typ, err := spec.Type(id)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		recs = append(recs, typ.Record())
+	}
+	encode := func(recs []rawbtf.Record) []byte {
+		e := rawbtf.NewEncoder(spec.ByteOrder(), nil)
+		for _, r := range recs {
+			if _, err := e.Add(r); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		return e.Bytes()
+	}
+	out := [][]byte{blob}
+	for i, r := range recs {
+		edit := func(fn func(*rawbtf.Record)) {
+			c := slices.Clone(recs)
+			c[i].Members = slices.Clone(c[i].Members)
+			fn(&c[i])
+			out = append(out, encode(c))
+		}
+		if (r.Kind == rawbtf.KindStruct || r.Kind == rawbtf.KindUnion) && len(r.Members) > 0 {
+			edit(func(r *rawbtf.Record) { r.Members[len(r.Members)-1].BitOffset += 8 })
+			if r.Name != "" && len(r.Members) > 1 {
+				// Two candidates, each missing a member the other has:
+				// a program reading both finds them tied.
+				c := slices.Clone(recs)
+				c[i].Members = slices.Clone(r.Members)
+				c[i].Members[0].Name += "x"
+				dup := r
+				dup.Members = slices.Clone(r.Members)
+				dup.Members[len(dup.Members)-1].Name += "x"
+				out = append(out, encode(append(c, dup)))
+			}
+		}
+		if r.Name != "" && r.Kind != rawbtf.KindFunc {
+			edit(func(r *rawbtf.Record) { r.Name += "x" })
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	rtdebug "runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -276,7 +277,10 @@ func (o *objects) reverify(k *corpus.Kernel, kr *kernelResult) error {
 	if err != nil {
 		return err
 	}
-	return o.verify(full, &kr.entry)
+	// Without the raw BTF to count candidates, the oracle asks every
+	// program whole.
+	_, err = o.verify(full, nil, &kr.entry, nil)
+	return err
 }
 
 // store caches a verified result of a kernel readEntry read.
@@ -371,8 +375,8 @@ func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
 	return k, nil
 }
 
-// payloadKey hashes what a payload is encoded from: every entry's key and
-// blobs, in order.
+// payloadKey hashes what a payload is encoded from: every entry's key,
+// blobs and verdicts, in order.
 func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 	parts := [][]byte{[]byte("payload"), kc.tool}
 	for _, e := range entries {
@@ -386,6 +390,15 @@ func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 			parts = append(parts, []byte(m.Name), hasBase, m.Base, m.Split)
 		}
 		parts = append(parts, nil) // ends the entry's modules
+		for _, p := range e.Unloadable {
+			parts = append(parts, []byte(p.Object.Name), []byte(strings.Join(p.Object.Programs, "\x00")),
+				[]byte(p.Program), []byte{byte(p.Verdict)}, []byte(p.Kind))
+			for _, r := range p.Reasons {
+				parts = append(parts, []byte(r))
+			}
+			parts = append(parts, nil) // ends the prediction's reasons
+		}
+		parts = append(parts, nil) // ends the entry's predictions
 	}
 	return cache.NewKey(parts...)
 }

@@ -204,7 +204,7 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	if err != nil {
 		return nil, err
 	}
-	_, unrelocated := o.predict(cr.Key, targets, cr.Facts, rows, typeIDs)
+	_, unrelocated := o.predict(cr.Key, targets, cr.Facts, rows, typeIDs, nil)
 	for i := range rows {
 		for k, p := range rows[i].Programs {
 			switch reasons, ok := refused[i][p.Program]; {

@@ -246,6 +246,7 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *
 // encodeResult writes the payload of entries and completes the report's size
 // figures.
 func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Result, error) {
+	withVerdicts(entries, report)
 	var payload bytes.Buffer
 	if data, ok := kc.payload(entries); ok {
 		payload.Write(data)

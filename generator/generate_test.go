@@ -69,7 +69,11 @@ func TestGenerateRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, err := corereloc.Verify(objs, []*btf.Spec{full}, []*btf.Spec{sel.Spec})
+			loaded, err := corereloc.Load(objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := corereloc.Verify(loaded, []*btf.Spec{full}, []*btf.Spec{sel.Spec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +185,9 @@ func TestGeneratePredictions(t *testing.T) {
 }
 
 // TestVerifyCatchesWrongBTF feeds the oracle a kernel's entry computed for
-// another kernel: offsets differ, so it must fail with ErrVerify.
+// another kernel: offsets differ, so it must fail with ErrVerify, asking
+// each program whole (no raw BTF to count candidates) and asking each
+// relocation once.
 func TestVerifyCatchesWrongBTF(t *testing.T) {
 	objs, err := loadObjects(testObjects(t))
 	if err != nil {
@@ -197,9 +203,19 @@ func TestVerifyCatchesWrongBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = objs.verify(full, &other.entry)
-	if !errors.Is(err, ErrVerify) {
-		t.Fatalf("verify of 6.12's BTF against 6.1: %v, want ErrVerify", err)
+	fullRaw, err := corereloc.NewTarget(k61.BTF, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minRaw, err := corereloc.NewTarget(other.entry.VMLinux, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range [][2][]*corereloc.Target{{nil, nil}, {{fullRaw}, {minRaw}}} {
+		_, err = objs.verify(full, raw[0], &other.entry, raw[1])
+		if !errors.Is(err, ErrVerify) {
+			t.Fatalf("verify of 6.12's BTF against 6.1 (raw %v): %v, want ErrVerify", raw[0] != nil, err)
+		}
 	}
 }
 

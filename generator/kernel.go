@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -23,6 +24,9 @@ type objects struct {
 	relos  []*corereloc.Object    // relocations, for matching
 	colls  []*ebpf.CollectionSpec // programs, for the oracle
 	kfuncs []string               // the kfuncs the programs call, for the prediction
+	// oracle asks the objects' relocations of cilium/ebpf, made once
+	// for every kernel.
+	oracle func() (*corereloc.Oracle, error)
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -31,14 +35,15 @@ func loadObjects(paths []string) (*objects, error) {
 		return nil, err
 	}
 	o := &objects{names: paths, relos: relos}
-	for _, p := range paths {
-		coll, err := ebpf.LoadCollectionSpec(p)
+	for _, obj := range relos {
+		coll, err := obj.Collection()
 		if err != nil {
-			return nil, fmt.Errorf("load %s with cilium/ebpf: %w", p, err)
+			return nil, err
 		}
 		o.colls = append(o.colls, coll)
 		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
+	o.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(o.relos) })
 	return o, nil
 }
 
@@ -51,6 +56,7 @@ func (o *objects) subset(indices []int) *objects {
 		s.relos = append(s.relos, o.relos[i])
 		s.colls = append(s.colls, o.colls[i])
 	}
+	s.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(s.relos) })
 	return s
 }
 
@@ -129,6 +135,13 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
 	}
 
+	// The oracle counts candidates on the minimized BTF as Match reads it.
+	minVmlinuxTarget, err := corereloc.NewTarget(minVmlinux, nil)
+	if err != nil {
+		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
+	}
+	minTargets := []*corereloc.Target{minVmlinuxTarget}
+
 	rows := o.rows(res)
 	kr := &kernelResult{
 		entry: encode.Entry{Key: k.Key, VMLinux: minVmlinux},
@@ -147,6 +160,11 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		if split.NextID() == split.FirstID() {
 			continue // nothing of this module is needed
 		}
+		t, err := corereloc.NewTarget(raw, minTargets[0])
+		if err != nil {
+			return nil, fmt.Errorf("minimized BTF of module %s does not parse: %w", modules[i].Name, err)
+		}
+		minTargets = append(minTargets, t)
 		if minBase == nil {
 			if minBase, err = distill.NewBase(minVmlinux); err != nil {
 				return nil, fmt.Errorf("minimized vmlinux BTF: %w", err)
@@ -168,11 +186,12 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.verify(full, &kr.entry); err != nil {
+	answers, err := o.verify(full, targets, &kr.entry, minTargets)
+	if err != nil {
 		return nil, err
 	}
 	kr.facts = predict.NewKernel(full, o.kfuncs)
-	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, kr.facts, rows, nil)
+	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, kr.facts, rows, nil, answers)
 	for i := range rows {
 		rows[i] = rows[i].named(o.names[i])
 	}
@@ -203,29 +222,36 @@ func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error)
 
 // verify is the oracle: every program's fixups against the entry, loaded
 // the way the runtime loads it, equal its fixups against the full BTF.
-func (o *objects) verify(fullTargets []*btf.Spec, e *encode.Entry) error {
+// fullRaw and minRaw are the same BTFs as Match reads them, vmlinux then
+// modules, for the oracle to count candidates; minRaw's modules are the
+// entry's, before distilling, which keeps their types. It returns the
+// fixups against the full BTF, which the load prediction applies.
+func (o *objects) verify(fullTargets []*btf.Spec, fullRaw []*corereloc.Target, e *encode.Entry, minRaw []*corereloc.Target) (*corereloc.Answers, error) {
 	minTargets, err := minimizedTargets(e)
 	if err != nil {
-		return fmt.Errorf("oracle: %w", err)
+		return nil, fmt.Errorf("oracle: %w", err)
 	}
-
-	var mismatches []corereloc.Mismatch
-	for i, coll := range o.colls {
-		ms, err := corereloc.VerifyCollection(o.names[i], coll, fullTargets, minTargets)
-		if err != nil {
-			return fmt.Errorf("oracle: %w", err)
-		}
-		mismatches = append(mismatches, ms...)
+	oracle, err := o.oracle()
+	if err != nil {
+		return nil, fmt.Errorf("oracle: %w", err)
 	}
-	if len(mismatches) > 0 {
+	full, err := oracle.Relocate(fullTargets, fullRaw)
+	if err != nil {
+		return nil, err
+	}
+	min, err := oracle.Relocate(minTargets, minRaw)
+	if err != nil {
+		return nil, err
+	}
+	if mismatches := oracle.Verify(full, min); len(mismatches) > 0 {
 		var b bytes.Buffer
 		for _, m := range mismatches {
 			fmt.Fprintf(&b, "\n\t%s", m)
 		}
-		return fmt.Errorf("%w: %d relocations differ (this is a bug in btfembed, please report it):%s",
+		return nil, fmt.Errorf("%w: %d relocations differ (this is a bug in btfembed, please report it):%s",
 			ErrVerify, len(mismatches), b.String())
 	}
-	return nil
+	return full, nil
 }
 
 // minimizedTargets is an entry's BTF as the runtime loads it: vmlinux,

@@ -84,7 +84,11 @@ func TestGenerateModules(t *testing.T) {
 		if minMod == nil {
 			t.Fatalf("%s: runtime gives no nf_conntrack spec", k.Key)
 		}
-		ms, err := corereloc.Verify([]string{obj}, []*btf.Spec{full, fullMod}, []*btf.Spec{sel.Spec, minMod})
+		loaded, err := corereloc.Load([]string{obj}...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := corereloc.Verify(loaded, []*btf.Spec{full, fullMod}, []*btf.Spec{sel.Spec, minMod})
 		if err != nil {
 			t.Fatal(err)
 		}

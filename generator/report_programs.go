@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -59,13 +60,16 @@ const (
 // returns, per object, the kernel type IDs the relocations took by
 // program and instruction, and the programs whose relocations
 // btf.CORERelocate refused.
-func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.Kernel, rows []objectRows, typeIDs []map[string]map[int]uint64) ([]map[string]map[int]uint64, []map[string]bool) {
+func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.Kernel, rows []objectRows, typeIDs []map[string]map[int]uint64, fixups *corereloc.Answers) ([]map[string]map[int]uint64, []map[string]bool) {
 	ids := make([]map[string]map[int]uint64, len(o.colls))
 	unrelocated := make([]map[string]bool, len(o.colls))
 	for i, coll := range o.colls {
 		opts := &predict.Options{Release: k.Release, Kernel: facts}
 		if typeIDs != nil {
 			opts.KernelTypeIDs = func(program string) map[int]uint64 { return typeIDs[i][program] }
+		}
+		if fixups != nil {
+			opts.Fixups = func(program string) ([]btf.COREFixup, error) { return fixups.Fixups(i, program) }
 		}
 		ids[i], unrelocated[i] = map[string]map[int]uint64{}, map[string]bool{}
 		for _, p := range predict.Collection(o.names[i], coll, o.relos[i], k.String(), targets, opts) {

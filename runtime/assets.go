@@ -132,7 +132,14 @@ func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, erro
 	if err != nil {
 		return nil, err
 	}
-	sel := &Selection{Source: SourceEmbedded, Key: e.Key, Spec: spec, ModuleBTF: modRaw}
+	preds, objects, err := a.predictions(e.Entry, bud)
+	if err != nil {
+		return nil, fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
+	}
+	sel := &Selection{
+		Source: SourceEmbedded, Key: e.Key, Spec: spec, ModuleBTF: modRaw,
+		Predicted: a.p.Predicted(), Predictions: preds, objects: objects,
+	}
 	if len(e.modSpecs) > 0 {
 		sel.Modules = maps.Clone(e.modSpecs)
 	}

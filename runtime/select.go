@@ -90,7 +90,20 @@ type Selection struct {
 	// name; callers must not modify it.
 	ModuleBTF []Module
 
-	root string // HostRoot of a SourceKernel selection
+	// Predicted says whether Predictions is btfembed's load prediction
+	// for this kernel. It is true for SourceEmbedded. It is false for
+	// SourceKernel: the generator analysed the corpus's kernels, not this
+	// exact build, and the runtime does not guess from a nearby release;
+	// and for a payload written before btfembed embedded verdicts.
+	Predicted bool
+	// Predictions are the programs predicted not to load on this kernel
+	// (VerdictFails) or that may not (VerdictUnknown), sorted by object
+	// and program; a program not listed is predicted to load. Empty
+	// unless Predicted. Prune and LoadAndAssign act on them.
+	Predictions []Prediction
+
+	objects map[string][]string // programs of each object of Predictions
+	root    string              // HostRoot of a SourceKernel selection
 }
 
 // ModuleSpecs returns Modules sorted by module name.

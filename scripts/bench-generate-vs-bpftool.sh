@@ -4,16 +4,8 @@
 # full BTF; cache off) with a serial "bpftool gen min_core_btf" loop over
 # the same kernels, which verifies nothing.
 #
-# Corpus: 12 kernels of raw BTF in the BTFHub layout, built in a temporary
-# directory: the 4 testdata/btfhub kernels (decompressed), the running
-# kernel's /sys/kernel/btf/vmlinux when readable, and copies of those under
-# other release names up to 12 (same contents; with the cache off every
-# kernel is read, minimized and verified from scratch).
-#
-# Objects (18 on main at the time of writing): testdata/objects/*-el.o, corereloc/testdata/*-el.o,
-# cilium/ebpf's btf/testdata relocs*-el.elf and tags-el.elf, its
-# testdata errors-el.elf and manyprogs-el.elf, and examples/execsnoop's
-# object. bpftool gets those it accepts on every kernel (it gives up on a
+# Corpus and objects: scripts/bench-corpus.sh's (12 kernels, 18 objects).
+# bpftool gets those it accepts on every kernel (it gives up on a
 # whole kernel when one relocation is ambiguous: candidates-el.o, and
 # relocs_read_tgt-el.elf, which has no CO-RE relocations). A second line
 # adds testdata/objects/big (33,857 relocations in 408 functions).
@@ -34,36 +26,10 @@ for c in bpftool perf taskset; do
 	command -v "$c" >/dev/null || { echo "$c not installed" >&2; exit 1; }
 done
 (cd "$root" && go build -o "$tmp/btfembed" ./cmd/btfembed)
-cilium=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/cilium/ebpf)
-
-# The corpus.
+"$root/scripts/bench-corpus.sh" "$tmp"
 hub="$tmp/hub"
-for archive in "$root"/testdata/btfhub/*/*/*/*.btf.tar.xz; do
-	dir=$(dirname "${archive#"$root"/testdata/btfhub/}")
-	mkdir -p "$hub/$dir"
-	tar -xJf "$archive" -C "$hub/$dir"
-done
-if [ -r /sys/kernel/btf/vmlinux ]; then
-	mkdir -p "$hub/host/1/$(uname -m)"
-	cp /sys/kernel/btf/vmlinux "$hub/host/1/$(uname -m)/$(uname -r).btf"
-fi
-n=0
-while [ "$(find "$hub" -name '*.btf' | wc -l)" -lt 12 ]; do
-	for k in $(find "$hub" -name '*.btf' ! -name '*+copy*' | sort); do
-		[ "$(find "$hub" -name '*.btf' | wc -l)" -lt 12 ] || break
-		n=$((n + 1))
-		cp "$k" "${k%.btf}+copy$n.btf"
-	done
-done
 kernels=$(find "$hub" -name '*.btf' | sort)
-
-objs="$root/testdata/objects/*-el.o $root/corereloc/testdata/*-el.o"
-objs="$objs $cilium/btf/testdata/relocs-el.elf $cilium/btf/testdata/relocs_enum-el.elf"
-objs="$objs $cilium/btf/testdata/relocs_read-el.elf $cilium/btf/testdata/relocs_read_tgt-el.elf"
-objs="$objs $cilium/btf/testdata/tags-el.elf $cilium/testdata/errors-el.elf"
-objs="$objs $cilium/testdata/manyprogs-el.elf $root/examples/execsnoop/bpf_x86_bpfel.o"
-# shellcheck disable=SC2086
-objs=$(ls $objs)
+objs=$(cat "$tmp/objects")
 
 # accepted <obj...>: the objects bpftool accepts on every kernel.
 accepted() {

@@ -92,7 +92,11 @@ func TestMin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, err := corereloc.Verify(tc.objs, []*btf.Spec{full}, []*btf.Spec{min})
+			loaded, err := corereloc.Load(tc.objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := corereloc.Verify(loaded, []*btf.Spec{full}, []*btf.Spec{min})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +186,11 @@ func TestMinModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := corereloc.Verify(objs, []*btf.Spec{full, fullMod}, []*btf.Spec{minBase, minMod})
+	loaded, err := corereloc.Load(objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := corereloc.Verify(loaded, []*btf.Spec{full, fullMod}, []*btf.Spec{minBase, minMod})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,9 +27,11 @@ type bpfEvent struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	bpfMapEvents      = "events"
-	bpfProgHandleExec = "handle_exec"
-	bpfVarUnusedEvent = "unused_event"
+	bpfMapEvents         = "events"
+	bpfMapExecsPerCgroup = "execs_per_cgroup"
+	bpfProgCountExec     = "count_exec"
+	bpfProgHandleExec    = "handle_exec"
+	bpfVarUnusedEvent    = "unused_event"
 )
 
 // loadBpf returns the embedded CollectionSpec for bpf.
@@ -74,6 +76,7 @@ type bpfSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfProgramSpecs struct {
+	CountExec  *ebpf.ProgramSpec `ebpf:"count_exec"`
 	HandleExec *ebpf.ProgramSpec `ebpf:"handle_exec"`
 }
 
@@ -81,7 +84,8 @@ type bpfProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
+	Events         *ebpf.MapSpec `ebpf:"events"`
+	ExecsPerCgroup *ebpf.MapSpec `ebpf:"execs_per_cgroup"`
 }
 
 // bpfVariableSpecs contains global variables before they are loaded into the kernel.
@@ -111,12 +115,14 @@ func (o *bpfObjects) Close() error {
 //
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
+	Events         *ebpf.Map `ebpf:"events"`
+	ExecsPerCgroup *ebpf.Map `ebpf:"execs_per_cgroup"`
 }
 
 func (m *bpfMaps) Close() error {
 	return _BpfClose(
 		m.Events,
+		m.ExecsPerCgroup,
 	)
 }
 
@@ -131,11 +137,13 @@ type bpfVariables struct {
 //
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfPrograms struct {
+	CountExec  *ebpf.Program `ebpf:"count_exec"`
 	HandleExec *ebpf.Program `ebpf:"handle_exec"`
 }
 
 func (p *bpfPrograms) Close() error {
 	return _BpfClose(
+		p.CountExec,
 		p.HandleExec,
 	)
 }

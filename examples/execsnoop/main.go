@@ -19,6 +19,13 @@
 // Run it as root:
 //
 //	go run ./examples/execsnoop -embedded -n 5
+//
+// It also shows what an agent does with btfembed's load predictions:
+// count_exec, an optional program that counts execs per cgroup, needs
+// Linux 6.2; on older kernels the runtime says it will not load and why,
+// and execsnoop skips it (Selection.LoadAndAssign), logs the reason and
+// traces exec all the same. It raises RLIMIT_MEMLOCK first, as agents on
+// kernels before 5.11 must (docs/runtime.md).
 package main
 
 //go:generate go tool bpf2go -target amd64,arm64 -type event bpf bpf/execsnoop.c -- -Wall -Werror
@@ -34,6 +41,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cilium/ebpf/rlimit"
+
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
@@ -43,6 +52,13 @@ func main() {
 	hostRoot := flag.String("host-root", "", "where the host's / is mounted, when running in a container")
 	flag.Parse()
 
+	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK, whose
+	// default is too low for most agents. (A process that is itself a
+	// system's /init must not import rlimit: see docs/runtime.md.)
+	if err := rlimit.RemoveMemlock(); err != nil {
+		fmt.Fprintln(os.Stderr, "execsnoop: raise RLIMIT_MEMLOCK:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := &btfruntime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
@@ -62,7 +78,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, opts *btfruntime.SelectO
 		return err
 	}
 	defer t.Close()
-	fmt.Fprintf(stderr, "execsnoop: BTF from %s (%s); tracing exec, Ctrl-C to stop\n", t.Selection.Source, t.Selection.Key)
+	optional := "counting execs per cgroup"
+	if t.Skipped != "" {
+		optional = "skipped " + t.Skipped
+	}
+	fmt.Fprintf(stderr, "execsnoop: BTF from %s (%s); %s; tracing exec, Ctrl-C to stop\n", t.Selection.Source, t.Selection.Key, optional)
 	go func() {
 		<-ctx.Done()
 		t.Close() // unblocks Next

@@ -24,6 +24,13 @@ type Payload struct {
 
 	mu    sync.Mutex
 	dicts map[DictRecord]*lazyDict
+
+	verdicts struct {
+		once  sync.Once
+		done  atomic.Bool // once has run: later calls are not charged
+		table *VerdictTable
+		err   error
+	}
 }
 
 type lazyBlock struct {
@@ -68,8 +75,9 @@ func Open(payload []byte) (*Payload, error) {
 		return nil, fmt.Errorf("%w: bad magic %q", ErrCorrupt, payload[:8])
 	}
 	le := binary.LittleEndian
-	if v := le.Uint32(payload[8:]); v != Version {
-		return nil, fmt.Errorf("%w: format version %d, this package reads %d", ErrCorrupt, v, Version)
+	version := le.Uint32(payload[8:])
+	if version != Version && version != VersionNoVerdicts {
+		return nil, fmt.Errorf("%w: format version %d, this package reads %d and %d", ErrCorrupt, version, VersionNoVerdicts, Version)
 	}
 	if want, got := le.Uint32(payload[12:]), Checksum(payload[16:]); want != got {
 		return nil, fmt.Errorf("%w: checksum %#08x, header says %#08x", ErrCorrupt, got, want)
@@ -79,7 +87,7 @@ func Open(payload []byte) (*Payload, error) {
 	if dirLen > uint64(len(rest)) || blocksLen > uint64(len(rest))-dirLen {
 		return nil, fmt.Errorf("%w: directory (%d bytes) and blocks (%d) overrun the payload", ErrCorrupt, dirLen, blocksLen)
 	}
-	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen))
+	dir, err := readDirectory(rest[:dirLen], version, int(blocksLen), len(rest)-int(dirLen+blocksLen))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +127,7 @@ func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
 		if i+1 < len(p.dir.blocks) {
 			next = &p.dir.blocks[i+1].first
 		}
-		b.entries, b.err = readBlock(i, raw, ref.first, next, len(p.data))
+		b.entries, b.err = readBlock(i, raw, ref.first, next, len(p.data), p.dir)
 	})
 	return b.entries, b.err
 }

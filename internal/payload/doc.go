@@ -11,12 +11,13 @@
 // version.
 //
 //	0   [8]byte  magic "BTFEMBED"
-//	8   u32      format version (Version, 2)
+//	8   u32      format version (Version, 3)
 //	12  u32      CRC-32C (Castagnoli) of every byte from offset 16 to the end
 //	16  u32      length d of the directory
 //	20  u32      length b of the blocks area
 //	24  [d]byte  directory, uncompressed
-//	24+d [b]byte blocks: one zstd frame per block, back to back
+//	24+d [b]byte blocks: one zstd frame per block, back to back, then
+//	             the verdicts frame (none when no kernel has verdicts)
 //	24+d+b       data: dictionaries and blobs, addressed relative to here
 //
 // The directory:
@@ -25,7 +26,10 @@
 //	uv arch count, then per arch (sorted): str arch, uv count, then the
 //	    sorted names of the modules any entry of that arch has, each a str
 //	uv block count, then per block: the key of its first entry,
-//	    then per block: uv frame length, uv decompressed length
+//	uv verdict set count,
+//	    then per block: uv frame length, uv decompressed length,
+//	then the verdicts frame's: uv frame length, uv decompressed length
+//	    (both 0 exactly when the set count is 0)
 //
 // A block (at most BlockLen entries, consecutive in key order):
 //
@@ -37,7 +41,29 @@
 //	                                uv packed length, uv length
 //	uv count, then per entry:       key, uv vmlinux blob, uv modules,
 //	                                then per module: str name,
-//	                                uv base blob+1 (0: none), uv split blob
+//	                                uv base blob+1 (0: none), uv split blob,
+//	                                then uv verdict set+1 (0: every
+//	                                program is predicted to load)
+//
+// The verdicts section (verdicts.go), one zstd frame for the payload:
+//
+//	uv count, then per object:      str name, uv count, then its
+//	                                program names, sorted, each a str
+//	uv count, then per row:         uv object, uv program (index in the
+//	                                object's), uv verdict (1 fails,
+//	                                2 unknown), str kind (not empty),
+//	                                uv count (>= 1), then the reasons,
+//	                                each a str
+//	uv count, then per set:         uv count (>= 1), then its rows'
+//	                                indices, increasing: the first, then
+//	                                each as its distance to the previous
+//	                                minus one
+//
+// Rows are sorted by object, program, verdict, kind, then reasons, and a set
+// holds at most one row per program. Only programs predicted not to load
+// or that may not have rows, and only objects with rows are listed: a
+// payload whose kernels load everything has no verdicts frame, and costs
+// its directory two bytes and each entry one.
 //
 // Dictionary and blob numbers in a block are the block's own: a block
 // repeats the records of the dictionaries and blobs its entries use, so
@@ -46,9 +72,12 @@
 // search over the directory, then in one block, and all builds of one
 // release are neighbours.
 //
-// Version 1 (one zstd frame holding the whole index) is not read: no
-// payload of that format was published, and a payload is regenerated
-// with the code that reads it.
+// Version 2 (VersionNoVerdicts) is this layout without the verdict set
+// count, the verdicts frame and the entries' verdict sets: it was
+// published, and an agent that updates btfembed without regenerating its
+// payload still reads it (Predicted is false: no verdicts). Version 1
+// (one zstd frame holding the whole index) is not read: no payload of
+// that format was published.
 //
 // A dictionary is a zstd frame whose content is the concatenation of the
 // packed forms of some blobs (its representatives). It may be compressed
@@ -93,6 +122,10 @@
 //     relative to what came before, so that one inserted type or string
 //     does not shift every later ID and offset; kernels of a series then
 //     share long identical runs a compressor can use.
+//   - Verdicts apart from the blocks: kernels of one series share their
+//     verdicts, so rows and sets of rows are stored once for the payload,
+//     in a frame decoded only when an agent asks for its kernel's; an
+//     entry refers to its set by number.
 //   - Bounds: every length is checked against what the input can hold and
 //     against MaxBlobLen before any allocation, and the CRC-32C catches
 //     accidental corruption before any decompression (it is the one

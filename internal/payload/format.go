@@ -17,8 +17,13 @@ import (
 const Magic = "BTFEMBED"
 
 const (
-	// Version is the format version this package reads and writes.
-	Version = 2
+	// Version is the format version this package writes. It reads it and
+	// VersionNoVerdicts.
+	Version = 3
+	// VersionNoVerdicts is the format before load verdicts were embedded:
+	// the same layout without the verdicts section and the entries'
+	// verdict set. Its payloads open, and say they predict nothing.
+	VersionNoVerdicts = 2
 	// HeaderLen is the length of the fixed header before the directory.
 	HeaderLen = 24
 
@@ -84,22 +89,27 @@ type EntryRecord struct {
 	Key     kernelkey.Key
 	VMLinux uint64 // blob index
 	Modules []ModuleRecord
+	// Verdicts is the entry's verdict set + 1 (Verdicts.Sets), 0 when
+	// every program is predicted to load.
+	Verdicts uint64
 }
 
 // Index is the whole payload's records, as the encoder builds them:
 // dictionaries and blobs numbered payload-wide, entries sorted by key and
 // modules by name. Marshal splits it into the directory and blocks.
 type Index struct {
-	Dicts   []DictRecord // ID unset: index + 1
-	Blobs   []BlobRecord
-	Entries []EntryRecord
+	Dicts    []DictRecord // ID unset: index + 1
+	Blobs    []BlobRecord
+	Entries  []EntryRecord
+	Verdicts VerdictTable
 }
 
 // Marshal encodes the index, for a data area of dataLen bytes, as the
-// directory and the uncompressed blocks of at most BlockLen entries
-// each; the caller compresses each block into a frame and appends the
-// frame lengths with AppendFrames.
-func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
+// directory, the uncompressed blocks of at most BlockLen entries each and
+// the verdicts section (nil when no entry has a verdict set); the caller
+// compresses each block and the verdicts into a frame and appends the
+// frame lengths with AppendFrames, the verdicts' last.
+func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte, verdicts []byte) {
 	u := func(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 	s := func(b []byte, v string) []byte { return append(u(b, uint64(len(v))), v...) }
 	key := func(b []byte, k kernelkey.Key) []byte {
@@ -199,18 +209,21 @@ func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte) {
 				}
 				b = u(b, blobNo[m.Split])
 			}
+			b = u(b, e.Verdicts)
 		}
 		blocks = append(blocks, b)
 	}
-	return dir, blocks
+	dir = u(dir, uint64(len(ix.Verdicts.Sets)))
+	return dir, blocks, ix.Verdicts.marshal()
 }
 
-// AppendFrames appends to a directory from Marshal each block frame's
-// length and the length of the block it decompresses to.
-func AppendFrames(dir []byte, frames, blocks [][]byte) []byte {
+// AppendFrames appends to a directory from Marshal each frame's length
+// and the length of the bytes it decompresses to: the blocks', then the
+// verdicts' (0 and 0 when there is no verdicts section: no frame).
+func AppendFrames(dir []byte, frames, raws [][]byte) []byte {
 	for i := range frames {
 		dir = binary.AppendUvarint(dir, uint64(len(frames[i])))
-		dir = binary.AppendUvarint(dir, uint64(len(blocks[i])))
+		dir = binary.AppendUvarint(dir, uint64(len(raws[i])))
 	}
 	return dir
 }
@@ -312,21 +325,26 @@ type blockRef struct {
 
 // directory is the decoded directory.
 type directory struct {
+	version uint32
 	entries uint64
 	modules map[string][]string // per arch, sorted
 	blocks  []blockRef
+	// sets is the number of verdict sets, verdicts the frame of the
+	// verdicts section (n 0: none).
+	sets     uint64
+	verdicts blockRef
 }
 
-// readDirectory decodes and validates a directory against a blocks area
-// of blocksLen bytes followed by a data area of dataLen bytes: the
-// directory states the data area's length, so a truncated payload is
-// caught here and not when some kernel is selected.
-func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
+// readDirectory decodes and validates a directory of format version
+// against a blocks area of blocksLen bytes followed by a data area of
+// dataLen bytes: the directory states the data area's length, so a
+// truncated payload is caught here and not when some kernel is selected.
+func readDirectory(b []byte, version uint32, blocksLen, dataLen int) (*directory, error) {
 	r := newReader(b, "directory")
 	if n := r.uv("data length"); r.err == nil && n != uint64(dataLen) {
 		r.fail("data area of %d bytes, expected %d", dataLen, n)
 	}
-	d := &directory{entries: r.uv("entry count"), modules: map[string][]string{}}
+	d := &directory{version: version, entries: r.uv("entry count"), modules: map[string][]string{}}
 	arches := r.count("arches", 2)
 	for i := 0; i < arches && r.err == nil; i++ {
 		arch := r.str("arch")
@@ -349,14 +367,28 @@ func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
 			r.fail("blocks not sorted at %s", d.blocks[i].first)
 		}
 	}
+	if version != VersionNoVerdicts {
+		d.sets = r.uv("verdict set count")
+	}
 	var off uint64
-	for i := range d.blocks {
-		bl := &d.blocks[i]
-		bl.off, bl.n, bl.raw = off, r.uv("frame length"), r.uv("block length")
+	frame := func(what string, i int) blockRef {
+		bl := blockRef{off: off, n: r.uv("frame length"), raw: r.uv(what + " length")}
 		if r.err == nil && (bl.n > uint64(blocksLen)-off || bl.raw > MaxBlobLen) {
-			r.fail("block %d: frame of %d bytes (%d decompressed) does not fit", i, bl.n, bl.raw)
+			r.fail("%s %d: frame of %d bytes (%d decompressed) does not fit", what, i, bl.n, bl.raw)
 		}
 		off += bl.n
+		return bl
+	}
+	for i := range d.blocks {
+		first := d.blocks[i].first
+		d.blocks[i] = frame("block", i)
+		d.blocks[i].first = first
+	}
+	if version != VersionNoVerdicts {
+		d.verdicts = frame("verdicts", 0)
+		if r.err == nil && (d.verdicts.n == 0) != (d.verdicts.raw == 0) || r.err == nil && (d.verdicts.raw == 0) != (d.sets == 0) {
+			r.fail("verdicts frame of %d bytes (%d decompressed) for %d sets", d.verdicts.n, d.verdicts.raw, d.sets)
+		}
 	}
 	if r.err == nil && off != uint64(blocksLen) {
 		r.fail("blocks take %d of %d bytes", off, blocksLen)
@@ -376,6 +408,9 @@ type Entry struct {
 	VMLinux Blob
 	// Modules are sorted by name.
 	Modules []EntryModule
+	// Verdicts is the entry's verdict set + 1, 0 for none: see
+	// Payload.Verdicts.
+	Verdicts uint64
 }
 
 // EntryModule is one module of an Entry.
@@ -397,8 +432,8 @@ type Blob struct {
 
 // readBlock decodes and validates block i, raw, whose entries must sort
 // at or after first and before next (if not nil), against a data area of
-// dataLen bytes.
-func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int) ([]Entry, error) {
+// dataLen bytes and the directory's version and verdict sets.
+func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory) ([]Entry, error) {
 	r := newReader(raw, fmt.Sprintf("block %d", i))
 	inData := func(what string, j int, off, n uint64) {
 		if r.err == nil && (off > uint64(dataLen) || n > uint64(dataLen)-off) {
@@ -489,6 +524,9 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 			if r.err == nil && (!ValidModuleName(m.Name) || k > 0 && e.Modules[k-1].Name >= m.Name) {
 				r.fail("entry %s: bad or unsorted module name %q", e.Key, m.Name)
 			}
+		}
+		if dir.version != VersionNoVerdicts {
+			e.Verdicts = r.below("verdict set", int(min(dir.sets+1, math.MaxInt32)))
 		}
 		if r.err != nil {
 			return nil, r.err

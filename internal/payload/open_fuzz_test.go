@@ -3,6 +3,8 @@ package payload_test
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/payload"
@@ -10,8 +12,8 @@ import (
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 )
 
-// FuzzOpen feeds mutated payloads to Open, Entries, Find and Blob, below
-// the runtime's BTF parsing so that it runs fast. The checksum is
+// FuzzOpen feeds mutated payloads to Open, Entries, Find, Predictions and
+// Blob, below the runtime's BTF parsing so that it runs fast. The checksum is
 // recomputed so that mutations reach the directory and block decoders.
 // Any error must wrap ErrCorrupt; a panic fails.
 func FuzzOpen(f *testing.F) {
@@ -19,7 +21,14 @@ func FuzzOpen(f *testing.F) {
 	for _, opts := range []*encode.Options{nil, {MaxDictSize: 1}, {MaxDictSize: -1}} {
 		for _, n := range []int{2, len(entries)} {
 			f.Add(payloadtest.Encode(f, entries[:n], opts))
+			f.Add(payloadtest.Encode(f, payloadtest.WithVerdicts(entries[:n]), opts))
 		}
+	}
+	// The format before verdicts, which Open still reads.
+	if v2, err := os.ReadFile("testdata/v2-execsnoop-amd64.btfembed"); err == nil {
+		f.Add(v2)
+	} else {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) >= 16 {
@@ -42,6 +51,15 @@ func FuzzOpen(f *testing.F) {
 			}
 			if _, err := p.Blob(e.VMLinux, bud); err != nil {
 				corrupt(t, err)
+			}
+			preds, err := p.Predictions(e, bud)
+			if err != nil {
+				corrupt(t, err)
+			}
+			for _, pr := range preds {
+				if pr.Program == "" || len(pr.Reasons) == 0 || !slices.Contains(pr.Object.Programs, pr.Program) {
+					t.Fatalf("%s: prediction %+v", e.Key, pr)
+				}
 			}
 		}
 	})

@@ -33,6 +33,7 @@ type point struct {
 type beyond struct {
 	fails, unknown []Reason
 	points         map[int]point
+	weak           map[string]bool // kfuncs whose address the program tests
 }
 
 // checkBeyond checks a relocated program (insns) against the kernel's
@@ -41,6 +42,7 @@ type beyond struct {
 func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns asm.Instructions, byteOff map[int]bool, k *Kernel, release string) beyond {
 	var b beyond
 	b.points = map[int]point{}
+	b.weak = kfuncAddresses(insns, k)
 	b.checkTypes(prog, k)
 
 	globalData := -1
@@ -87,6 +89,32 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns as
 		b.checkGlobalData(globalData, release)
 	}
 	return b
+}
+
+// pseudoBTFID is BPF_PSEUDO_BTF_ID, the source register of a 64-bit load
+// of a kernel symbol's address, which cilium/ebpf writes for a kfunc the
+// kernel has (asm has no name for it).
+const pseudoBTFID = asm.Register(3)
+
+// kfuncAddresses finds the 64-bit loads of a kfunc's address, which is
+// how bpf_ksym_exists tests a __weak kfunc: cilium/ebpf leaves 0 where
+// the kernel lacks the kfunc, and writes its address where it has it, a
+// value the walk must not take for the constant 0 the ELF holds. It
+// marks those loads so, and returns the kfuncs they name: declared
+// __weak (cilium/ebpf refuses a missing kfunc otherwise).
+func kfuncAddresses(insns asm.Instructions, k *Kernel) map[string]bool {
+	weak := map[string]bool{}
+	for i := range insns {
+		ins := &insns[i]
+		if !ins.OpCode.IsDWordLoad() || ins.Src != asm.R0 || ins.Reference() == "" || !slices.Contains(k.Asked, ins.Reference()) {
+			continue
+		}
+		weak[ins.Reference()] = true
+		if slices.Contains(k.Kfuncs, ins.Reference()) {
+			ins.Src = pseudoBTFID
+		}
+	}
+	return weak
 }
 
 // poisonConstant is the helper number of the call cilium/ebpf writes in
@@ -158,8 +186,10 @@ func (b *beyond) checkHelper(pc int, id uint32, k *Kernel) {
 
 // checkKfunc checks a kfunc call at pc. cilium/ebpf refuses a program
 // calling a kfunc the kernel lacks, reached or not, unless the kfunc is
-// declared __weak (then it poisons the call): which one the object
-// declares is not visible here, so an unreached call gives Unknown.
+// declared __weak (then it poisons the call). The binding is not visible
+// here (cilium/ebpf keeps it unexported): an unreached call gives
+// Unknown, unless the program tests the kfunc's address, which only a
+// weak kfunc can have 0.
 func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 	switch {
 	case !k.OwnBTF:
@@ -167,10 +197,11 @@ func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 	case !slices.Contains(k.Asked, name):
 		b.unknown = append(b.unknown, Reason{KindKfunc, fmt.Sprintf("kfunc %s at insn %d: the kernel's facts do not say whether it has it", name, pc)})
 	case !slices.Contains(k.Kfuncs, name):
-		b.points[pc] = point{
-			kind: KindKfunc, what: fmt.Sprintf("kfunc %s is not in this kernel's BTF", name), op: "call",
-			unreached: fmt.Sprintf("kfunc %s is not in this kernel's BTF: cilium/ebpf refuses the program unless %s is declared __weak", name, name),
+		pt := point{kind: KindKfunc, what: fmt.Sprintf("kfunc %s is not in this kernel's BTF", name), op: "call"}
+		if !b.weak[name] {
+			pt.unreached = fmt.Sprintf("kfunc %s is not in this kernel's BTF: cilium/ebpf refuses the program unless %s is declared __weak", name, name)
 		}
+		b.points[pc] = pt
 	}
 }
 

@@ -34,9 +34,28 @@
 // walk does not track ranges: a jump that only the verifier's range
 // tracking decides (rare in compiled code) is explored both ways.
 //
-// Only CO-RE is predicted: a program may still fail for other reasons
-// (a helper or kfunc the kernel lacks, which cilium/ebpf poisons at load
-// time from the running kernel, a program type, the verifier's limits).
+// Beyond CO-RE, with Options.Kernel (NewKernel: facts read from the
+// kernel's full BTF), the verdict also covers what the kernel lacks: a
+// helper not in its enum bpf_func_id, a map, program or attach type not
+// in enum bpf_map_type, bpf_prog_type or bpf_attach_type, a kfunc its BTF
+// has no FUNC for, its own BTF (for programs attaching by BTF ID, kfunc
+// calls and helpers returning BTF pointers), global data before 5.2, and
+// an 8-byte context load a 32-bit kernel refuses. Calls to helpers and
+// kfuncs count only where reached, like poisons: a CO-RE guard such as
+// bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_x) keeps a
+// missing helper's call from failing the program. Each reason has a
+// stable Kind ("core", "helper", "map_type"...).
+//
+// What stays outside the model (docs/predictions.md lists it next to
+// what Loads promises): the verifier's limits and complexity, context
+// access rules beyond the 32-bit case, which helpers and kfuncs each
+// program type may call, the kernel's configuration, value types and
+// reference tracking, and loader-time conditions such as RLIMIT_MEMLOCK.
+//
+// The CO-RE relocations' kinds, local types and accesses come from
+// corereloc's parse of the object's .BTF.ext (Collection takes it),
+// matched to cilium/ebpf's relocated instructions function by function:
+// cilium/ebpf keeps them unexported.
 //
 // The verifier has learnt over the years, and the walk follows the
 // kernel's version (Options.Release, model.go): before 5.0 it decides

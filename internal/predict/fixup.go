@@ -36,16 +36,28 @@ type relocated struct {
 // unexported). typeIDs, if not nil, replaces the target_type_id IDs (see
 // Options.KernelTypeIDs). An error is what cilium/ebpf's loader would
 // fail with; refused says it is CORERelocate's, which depends on the
-// relocations and the targets only, not an instruction's.
-func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64) (_ relocated, refused bool, _ error) {
+// relocations and the targets only, not an instruction's. given, if not
+// nil, gives the fixups or that error (see Options.Fixups).
+func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
 	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
 	relos, at := ciliumcore.Relocations(r.insns)
 	if len(relos) == 0 {
 		return r, false, nil
 	}
-	fixups, err := ciliumcore.Relocate(prog, relos, targets)
+	var (
+		fixups []btf.COREFixup
+		err    error
+	)
+	if given != nil {
+		fixups, err = given()
+	} else if fixups, err = ciliumcore.Relocate(prog, relos, targets); err != nil {
+		err = relocationErrors(prog, relos, at, sites, targets, err)
+	}
 	if err != nil {
-		return relocated{}, true, relocationErrors(prog, relos, at, sites, targets, err)
+		return relocated{}, true, err
+	}
+	if len(fixups) != len(relos) {
+		return relocated{}, false, fmt.Errorf("%d fixups for %d CO-RE relocations", len(fixups), len(relos))
 	}
 	for i, f := range fixups {
 		ins := &r.insns[at[i]]

@@ -31,6 +31,11 @@ type Options struct {
 	// minimized BTF, whose fixups equal the full BTF's but whose type IDs
 	// are its own.
 	KernelTypeIDs func(program string) map[int]uint64
+	// Fixups, if set, gives per program (by name) the fixups of its CO-RE
+	// relocations against targets, in instruction order, or the error
+	// btf.CORERelocate gives for them: what the caller's oracle already
+	// computed (corereloc.Answers), so they are not computed again.
+	Fixups func(program string) ([]btf.COREFixup, error)
 }
 
 // Collection predicts every program of an object (coll, as read by
@@ -67,7 +72,11 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, s
 		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
 	}
-	r, refused, err := relocate(prog, at, coll.Types, targets, typeIDs)
+	var given func() ([]btf.COREFixup, error)
+	if opts.Fixups != nil {
+		given = func() ([]btf.COREFixup, error) { return opts.Fixups(p.Program) }
+	}
+	r, refused, err := relocate(prog, at, coll.Types, targets, typeIDs, given)
 	if err != nil {
 		var texts []string
 		for _, line := range strings.Split(err.Error(), "\n") {

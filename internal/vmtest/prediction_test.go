@@ -249,7 +249,7 @@ func (fx *fixture) predict(k fieldKernel, modules []string) ([]predict.Predictio
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		relos, err := corereloc.LoadReader(f.Path, bytes.NewReader(f.Data))
+		relos, err := corereloc.LoadFromReader(f.Path, bytes.NewReader(f.Data))
 		if err != nil {
 			return nil, err
 		}

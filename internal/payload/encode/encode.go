@@ -51,8 +51,10 @@ const minDictBlobs = 2
 // by name. Identical blobs are stored once. Blobs of one role (vmlinux, or
 // one module's base or split BTF) share zstd dictionaries made of some of
 // them, so structure common to many kernels is stored once while each entry
-// still decompresses on its own. Write fails on an entry without arch,
-// release or vmlinux BTF, a duplicate key, or a bad module name.
+// still decompresses on its own. The entries' load verdicts are stored
+// once per distinct row and per distinct set of rows (verdicts.go). Write
+// fails on an entry without arch, release or vmlinux BTF, a duplicate key,
+// a bad module name or a bad verdict.
 func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
@@ -114,12 +116,15 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 		}
 		ix.Entries = append(ix.Entries, we)
 	}
+	if err := verdicts(ix, sorted); err != nil {
+		return err
+	}
 	data, err := b.compress(ix, maxDict)
 	if err != nil {
 		return err
 	}
-	dir, blocks := ix.Marshal(len(data))
-	for _, bl := range blocks {
+	dir, blocks, verdictsRaw := ix.Marshal(len(data))
+	for _, bl := range append(blocks, verdictsRaw) {
 		if len(bl) > payload.MaxBlobLen {
 			return fmt.Errorf("index block of %d bytes exceeds the %d-byte limit", len(bl), payload.MaxBlobLen)
 		}
@@ -128,6 +133,17 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// No verdicts, no frame: an agent with nothing to skip pays two bytes
+	// of directory and one per entry.
+	verdictsFrame := []byte{}
+	if len(verdictsRaw) > 0 {
+		f, err := compressPlain(verdictsRaw)
+		if err != nil {
+			return err
+		}
+		verdictsFrame = f[0]
+	}
+	frames, blocks = append(frames, verdictsFrame), append(blocks, verdictsRaw)
 	var blocksLen int
 	for _, f := range frames {
 		blocksLen += len(f)
@@ -406,6 +422,9 @@ type Entry struct {
 	VMLinux []byte
 	// Modules may be empty.
 	Modules []Module
+	// Unloadable are the programs predicted not to load on the kernel, or
+	// that may not; nil when all are predicted to load.
+	Unloadable []Prediction
 }
 
 // Module is the BTF of one kernel module, kept for an entry.

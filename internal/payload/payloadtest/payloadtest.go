@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -55,6 +56,39 @@ func Encode(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte 
 	return buf.Bytes()
 }
 
+// agentObject is the object WithVerdicts predicts about: the object of the
+// issue that asked for embedded verdicts, whose handle_fork reads
+// task_struct.mm_cid (6.4) without a guard.
+var agentObject = encode.Object{Name: "bpf_x86_bpfel.o", Programs: []string{"handle_exec", "handle_exit", "handle_fork"}}
+
+// WithVerdicts returns entries with the verdicts the generator gives that
+// object: on 6.1 kernels handle_fork fails on the unguarded read, and on
+// the arm64 one handle_exit's analysis cannot decide; the 6.12 kernels
+// get none. Several kernels share a verdict set, as in a real corpus.
+func WithVerdicts(entries []encode.Entry) []encode.Entry {
+	out := make([]encode.Entry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		if !strings.HasPrefix(e.Key.Release, "6.1.") {
+			continue
+		}
+		out[i].Unloadable = []encode.Prediction{{
+			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails, Kind: "core",
+			Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"},
+		}}
+		if e.Key.Arch == "arm64" {
+			out[i].Unloadable = append(out[i].Unloadable, encode.Prediction{
+				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown, Kind: "analysis",
+				Reasons: []string{
+					"the walk gave up at insn 30: 1000000 instructions walked",
+					"maybe reachable: byte_off task_struct.flags poisoned at insn 41",
+				},
+			})
+		}
+	}
+	return out
+}
+
 // Amplification crafts the payload of issue 18's first finding: one
 // kernel whose modules all name the same blob, a BTF header followed by a
 // string table of strLen zero bytes, stored as one zstd frame of a few
@@ -86,12 +120,12 @@ func Amplification(tb testing.TB, key kernelkey.Key, modules, strLen int) []byte
 	for i := range modules {
 		ix.Entries[0].Modules = append(ix.Entries[0].Modules, payload.ModuleRecord{Name: fmt.Sprintf("m%d", i), Split: 0})
 	}
-	dir, blocks := ix.Marshal(blob.Len())
+	dir, blocks, _ := ix.Marshal(blob.Len()) // no verdicts
 	var frames [][]byte
 	for _, b := range blocks {
 		frames = append(frames, zw.EncodeAll(b, nil))
 	}
-	dir = payload.AppendFrames(dir, frames, blocks)
+	dir = payload.AppendFrames(dir, append(frames, nil), append(blocks, nil))
 	out := []byte(payload.Magic)
 	out = binary.LittleEndian.AppendUint32(out, payload.Version)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below

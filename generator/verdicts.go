@@ -1,0 +1,89 @@
+package generator
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/predict"
+	"github.com/btfembed/btfembed/internal/payload/encode"
+)
+
+// withVerdicts sets each entry's Unloadable from the report's prediction
+// for its kernel (entries[i] is report.Kernels[i]'s): the programs that
+// fail or may fail, with their reasons, so that the runtime can skip them.
+// An object is named by its file's base name, as bpf2go's generated code
+// embeds it, or as given where two objects share a base name.
+func withVerdicts(entries []encode.Entry, report *Report) {
+	names := objectNames(report.Objects)
+	programs := map[string][]string{}
+	for _, k := range report.Kernels {
+		for _, p := range k.Programs {
+			if !slices.Contains(programs[p.Object], p.Program) {
+				programs[p.Object] = append(programs[p.Object], p.Program)
+			}
+		}
+	}
+	for o, progs := range programs {
+		slices.Sort(progs)
+		programs[o] = progs
+	}
+	for i, k := range report.Kernels {
+		var preds []encode.Prediction
+		for _, p := range k.Programs {
+			var v uint64
+			switch p.Verdict {
+			case VerdictFails:
+				v = payload.VerdictFails
+			case VerdictUnknown:
+				v = payload.VerdictUnknown
+			default:
+				continue
+			}
+			preds = append(preds, encode.Prediction{
+				Object:  encode.Object{Name: names[p.Object], Programs: programs[p.Object]},
+				Program: p.Program,
+				Verdict: v,
+				Kind:    kind(p),
+				Reasons: reasons(p),
+			})
+		}
+		entries[i].Unloadable = preds
+	}
+}
+
+// kind is what p's verdict is about (ProgramReport.Reason), "core" for a
+// report that does not say (one read from a part or cache of a version
+// that did not record it).
+func kind(p ProgramReport) string {
+	if p.Reason == "" {
+		return string(predict.KindCORE)
+	}
+	return p.Reason
+}
+
+// reasons are p's reasons; a verdict without one (none is written so
+// today) still gets one, so that the runtime always has something to log.
+func reasons(p ProgramReport) []string {
+	if len(p.Reasons) == 0 {
+		return []string{p.Verdict}
+	}
+	return p.Reasons
+}
+
+// objectNames maps each object as given to its name in the payload: its
+// base name, unless another object has the same one.
+func objectNames(objects []string) map[string]string {
+	count := map[string]int{}
+	for _, o := range objects {
+		count[filepath.Base(o)]++
+	}
+	names := map[string]string{}
+	for _, o := range objects {
+		names[o] = filepath.Base(o)
+		if count[filepath.Base(o)] > 1 {
+			names[o] = filepath.ToSlash(o)
+		}
+	}
+	return names
+}

@@ -1,0 +1,116 @@
+package encode
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/btfembed/btfembed/internal/payload"
+)
+
+// Prediction is a program predicted not to load on an entry's kernel, or
+// that may not.
+type Prediction struct {
+	Object  Object
+	Program string
+	// Verdict is payload.VerdictFails or payload.VerdictUnknown.
+	Verdict uint64
+	// Kind is what the verdict is about (core, helper, ...); Reasons,
+	// at least one, say what.
+	Kind    string
+	Reasons []string
+}
+
+// Object is the object a Prediction is about: its name and the names of
+// all its programs, by which the runtime recognizes a collection read from
+// it. Every Prediction naming an object must list the same programs.
+type Object struct {
+	Name     string
+	Programs []string
+}
+
+// verdicts fills ix.Verdicts and each entry's verdict set from the sorted
+// entries: objects sorted by name, rows sorted as the reader checks them,
+// every distinct row and set of rows stored once, sets numbered in entry
+// order, so the bytes depend only on the entries.
+func verdicts(ix *payload.Index, sorted []Entry) error {
+	objects := map[string][]string{}
+	for _, e := range sorted {
+		for _, p := range e.Unloadable {
+			progs := slices.Sorted(slices.Values(p.Object.Programs))
+			if p.Object.Name == "" || len(progs) == 0 || slices.Contains(progs, "") || len(slices.Compact(slices.Clone(progs))) != len(progs) {
+				return fmt.Errorf("entry %s: object %q: no name, or no, empty or repeated programs", e.Key, p.Object.Name)
+			}
+			if old, ok := objects[p.Object.Name]; ok && !slices.Equal(old, progs) {
+				return fmt.Errorf("object %s listed with two sets of programs", p.Object.Name)
+			}
+			objects[p.Object.Name] = progs
+		}
+	}
+	t := &ix.Verdicts
+	objIdx := map[string]uint64{}
+	for _, name := range slices.Sorted(maps.Keys(objects)) {
+		objIdx[name] = uint64(len(t.Objects))
+		t.Objects = append(t.Objects, payload.ObjectRecord{Name: name, Programs: objects[name]})
+	}
+
+	// Rows per entry, then every distinct row, sorted.
+	perEntry := make([][]payload.RowRecord, len(sorted))
+	rowKey := func(r payload.RowRecord) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d %d %d %q %q", r.Object, r.Program, r.Verdict, r.Kind, r.Reasons)
+		return b.String()
+	}
+	distinct := map[string]payload.RowRecord{}
+	for i, e := range sorted {
+		seen := map[[2]uint64]bool{}
+		for _, p := range e.Unloadable {
+			o := objIdx[p.Object.Name]
+			prog, ok := slices.BinarySearch(t.Objects[o].Programs, p.Program)
+			if !ok {
+				return fmt.Errorf("entry %s: program %s is not one of object %s's", e.Key, p.Program, p.Object.Name)
+			}
+			if p.Verdict != payload.VerdictFails && p.Verdict != payload.VerdictUnknown {
+				return fmt.Errorf("entry %s: %s %s: verdict %d", e.Key, p.Object.Name, p.Program, p.Verdict)
+			}
+			if p.Kind == "" || len(p.Reasons) == 0 {
+				return fmt.Errorf("entry %s: %s %s: no kind or no reason", e.Key, p.Object.Name, p.Program)
+			}
+			id := [2]uint64{o, uint64(prog)}
+			if seen[id] {
+				return fmt.Errorf("entry %s: two verdicts for %s %s", e.Key, p.Object.Name, p.Program)
+			}
+			seen[id] = true
+			r := payload.RowRecord{Object: o, Program: uint64(prog), Verdict: p.Verdict, Kind: p.Kind, Reasons: p.Reasons}
+			perEntry[i] = append(perEntry[i], r)
+			distinct[rowKey(r)] = r
+		}
+	}
+	t.Rows = slices.SortedFunc(maps.Values(distinct), payload.CompareRows)
+	rowIdx := map[string]uint64{}
+	for i, r := range t.Rows {
+		rowIdx[rowKey(r)] = uint64(i)
+	}
+
+	setIdx := map[string]uint64{}
+	for i, rows := range perEntry {
+		if len(rows) == 0 {
+			continue
+		}
+		set := make([]uint64, len(rows))
+		for j, r := range rows {
+			set[j] = rowIdx[rowKey(r)]
+		}
+		slices.Sort(set)
+		key := fmt.Sprint(set)
+		no, ok := setIdx[key]
+		if !ok {
+			no = uint64(len(t.Sets))
+			setIdx[key] = no
+			t.Sets = append(t.Sets, set)
+		}
+		ix.Entries[i].Verdicts = no + 1
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/btfembed/btfembed/internal/payload"
+)
+
+// Verdict is what btfembed predicts for a program that may not load.
+// Programs predicted to load have no Prediction.
+type Verdict int
+
+const (
+	// VerdictFails: the program will not load on this kernel.
+	VerdictFails Verdict = payload.VerdictFails
+	// VerdictUnknown: the analysis could not tell; the program may load.
+	VerdictUnknown Verdict = payload.VerdictUnknown
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case VerdictFails:
+		return "fails"
+	case VerdictUnknown:
+		return "unknown"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Prediction is btfembed's verdict on one program of one object on the
+// selected kernel, made at generation time against that kernel's full
+// BTF.
+type Prediction struct {
+	// Object is the object file's base name, as bpf2go wrote it
+	// (bpf_x86_bpfel.o).
+	Object  string
+	Program string
+	Verdict Verdict
+	// Kind is a stable word for what the verdict is about, the kind of
+	// its first reason: core (a CO-RE relocation the kernel cannot
+	// satisfy), helper, map_type, prog_type, attach_type, kfunc,
+	// global_data, btf_id_attach, ctx_access, analysis (the analysis
+	// could not decide). docs/predictions.md describes each.
+	Kind string
+	// Reasons say what, the first first (at least one): the helper, the
+	// relocation and instruction, ...
+	Reasons []string
+}
+
+// String is a log line: object, program, verdict and the first reason.
+func (p Prediction) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s", p.Object, p.Program, p.Verdict)
+	if len(p.Reasons) > 0 {
+		fmt.Fprintf(&b, " (%s: %s)", p.Kind, p.Reasons[0])
+		if n := len(p.Reasons) - 1; n > 0 {
+			fmt.Fprintf(&b, " and %d more %s", n, map[bool]string{true: "reason", false: "reasons"}[n == 1])
+		}
+	}
+	return b.String()
+}
+
+// predictions resolves entry e's verdicts, and the programs of each
+// object they are about.
+func (a *Assets) predictions(e payload.Entry, bud *payload.Budget) ([]Prediction, map[string][]string, error) {
+	rows, err := a.p.Predictions(e, bud)
+	if err != nil || len(rows) == 0 {
+		return nil, nil, err
+	}
+	preds := make([]Prediction, len(rows))
+	objects := map[string][]string{}
+	for i, r := range rows {
+		preds[i] = Prediction{Object: r.Object.Name, Program: r.Program, Verdict: Verdict(r.Verdict), Kind: r.Kind, Reasons: r.Reasons}
+		objects[r.Object.Name] = r.Object.Programs
+	}
+	return preds, objects, nil
+}
