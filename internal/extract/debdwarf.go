@@ -89,7 +89,10 @@ func debugModulePath(p string) (release, name string, ok bool) {
 	}
 	base := strings.TrimSuffix(path.Base(rest), ".debug")
 	name, ok = strings.CutSuffix(base, ".ko")
-	return release, name, ok && name != ""
+	if !ok || name == "" {
+		return "", "", false
+	}
+	return release, name, true
 }
 
 // ReadDebDWARF reads a kernel debug package in one pass and streams its
