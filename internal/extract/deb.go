@@ -1,14 +1,13 @@
 package extract
 
 import (
+	"archive/tar"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
-
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // DebControl holds the fields of a package's control file that tell the key.
@@ -65,7 +64,7 @@ func readDebControl(r io.Reader, format string) (DebControl, error) {
 		return c, err
 	}
 	defer dr.Close()
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -105,7 +104,7 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 	defer dr.Close()
 	files := newKernelFiles(workers)
 	defer files.wait()
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -114,7 +113,7 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		if h.Typeflag != tarfile.TypeReg {
+		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		if err := files.add(h.Name, h.Size, tr); err != nil {

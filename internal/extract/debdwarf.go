@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -8,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // DWARFFile is a file with DWARF that a debug package holds, streamed to
@@ -139,7 +138,7 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 	}
 	defer dr.Close()
 	files := dwarfFiles{dir: dir, noModules: noModules}
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -149,7 +148,7 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		if h.Typeflag != tarfile.TypeReg {
+		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		if err := files.add(h.Name, h.Size, tr); err != nil {
