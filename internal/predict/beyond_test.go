@@ -74,6 +74,25 @@ func noBTF(tb testing.TB) kerneltest.Kernel {
 	return dwarfkernel.Kernel(tb, kerneltest.SharedFile(tb, dwarfkernel.NoBTFVMLinux), dwarfkernel.NoBTFKey)
 }
 
+// checkExpectations compares predictions, by program, with what is
+// expected of them: loads where want does not name the program.
+func checkExpectations(t *testing.T, preds map[string]Prediction, want map[string]expect) {
+	t.Helper()
+	for prog, p := range preds {
+		w, ok := want[prog]
+		if !ok {
+			w = loads
+		}
+		got := expect{p.Verdict, ""}
+		if len(p.Reasons) > 0 {
+			got.kind = p.Reasons[0].Kind
+		}
+		if got != w {
+			t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, w.verdict, w.kind)
+		}
+	}
+}
+
 // TestFeatures predicts the feature objects, which use what older
 // kernels lack, on real kernels: each program loads or fails as its
 // README says, for the reason of the kind it says.
@@ -99,19 +118,7 @@ func TestFeatures(t *testing.T) {
 			if len(preds) != 16 {
 				t.Errorf("%d programs, want 16", len(preds))
 			}
-			for prog, p := range preds {
-				want, ok := featureExpectations[name][prog]
-				if !ok {
-					want = loads
-				}
-				got := expect{p.Verdict, ""}
-				if len(p.Reasons) > 0 {
-					got.kind = p.Reasons[0].Kind
-				}
-				if got != want {
-					t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, want.verdict, want.kind)
-				}
-			}
+			checkExpectations(t, preds, featureExpectations[name])
 		})
 	}
 }
@@ -221,19 +228,7 @@ func TestFeatures32Bit(t *testing.T) {
 	preds := predictFeatures(t, k)
 	want := maps.Clone(featureExpectations["nobtf"])
 	want["sys_enter_arg"] = expect{Fails, KindCtxAccess}
-	for prog, p := range preds {
-		w, ok := want[prog]
-		if !ok {
-			w = loads
-		}
-		got := expect{p.Verdict, ""}
-		if len(p.Reasons) > 0 {
-			got.kind = p.Reasons[0].Kind
-		}
-		if got != w {
-			t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, w.verdict, w.kind)
-		}
-	}
+	checkExpectations(t, preds, want)
 	if r := texts(preds["sys_enter_arg"].Reasons); len(r) == 0 || !strings.Contains(r[0], "invalid bpf_context access off=12 size=8") {
 		t.Errorf("sys_enter_arg: reasons %q, want the verifier's off=12 size=8", r)
 	}

@@ -23,8 +23,8 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/generator/corpus"
-	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
