@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -61,6 +62,7 @@ func TestGenerateBare(t *testing.T) {
 	}
 	// bpf2go's x86 object is for 386 || amd64; the corpus has no i386
 	// kernel, so 386 gets the empty payload of kernelbtf_other.go.
+	written := 0
 	for _, tc := range []struct {
 		file, goarch, constraint string
 		kernels                  int
@@ -84,6 +86,7 @@ func TestGenerateBare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		written += len(payload)
 		assets, err := btfruntime.Open(payload)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +106,10 @@ func TestGenerateBare(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "no kernels for GOARCH 386: kernelbtf_other.go") {
 		t.Errorf("no word about 386's empty payload:\n%s", stderr.String())
+	}
+	// The summary counts the payloads written, not one of every kernel.
+	if want := fmt.Sprintf(" %d payload bytes,", written); !strings.Contains(stderr.String(), want) {
+		t.Errorf("summary does not say%q:\n%s", want, stderr.String())
 	}
 }
 

@@ -441,7 +441,9 @@ func newFixture(corpusDir string) (*fixture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generate the payload: %w", err)
 	}
-	fx.payload = res.Payload
+	if fx.payload, err = res.Payload(); err != nil {
+		return nil, err
+	}
 	if fx.corpus, err = readCorpus(roots); err != nil {
 		return nil, err
 	}
