@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/btfembed/btfembed/internal/payload"
-	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/predict"
 )
 
 // withVerdicts sets each entry's Unloadable from the report's prediction
