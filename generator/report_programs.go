@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -97,15 +98,26 @@ func programReport(p predict.Prediction) ProgramReport {
 	return r
 }
 
-// Unloadable counts the programs predicted to fail on some kernel and
-// the kernels where at least one does.
+// Unloadable counts the programs predicted to fail on some kernel, as
+// the user wrote them (a program of bpf2go's amd64 and arm64 objects
+// counts once), and the kernels where at least one does.
 func (r *Report) Unloadable() (programs, kernels int) {
-	failing := map[[2]string]bool{}
+	failing, kernels := r.failing()
+	return len(failing), kernels
+}
+
+// failing lists the programs predicted to fail on some kernel, by
+// program name, and counts the kernels where at least one does.
+func (r *Report) failing() (programs []string, kernels int) {
+	seen := map[source]bool{}
 	for _, k := range r.Kernels {
 		bad := false
 		for _, p := range k.Programs {
 			if p.Verdict == VerdictFails {
-				failing[[2]string{p.Object, p.Program}] = true
+				if s := sourceOf(p); !seen[s] {
+					seen[s] = true
+					programs = append(programs, p.Program)
+				}
 				bad = true
 			}
 		}
@@ -113,14 +125,21 @@ func (r *Report) Unloadable() (programs, kernels int) {
 			kernels++
 		}
 	}
-	return len(failing), kernels
+	slices.Sort(programs)
+	return programs, kernels
 }
 
 // CheckLoadable returns an error wrapping ErrUnloadable if a program is
-// predicted to fail on some kernel.
+// predicted to fail on some kernel. It names the programs, so that it
+// says what fails where the report is not printed (-q).
 func (r *Report) CheckLoadable() error {
-	if programs, kernels := r.Unloadable(); programs > 0 {
-		return fmt.Errorf("%w: %d programs fail on %d of %d kernels (see the report)", ErrUnloadable, programs, kernels, len(r.Kernels))
+	if programs, kernels := r.failing(); len(programs) > 0 {
+		verb := "fail"
+		if len(programs) == 1 {
+			verb = "fails"
+		}
+		return fmt.Errorf("%w: %s %s on %d of %s: %s", ErrUnloadable, plural.Count(len(programs), "program"), verb,
+			kernels, plural.Count(len(r.Kernels), "kernel"), abbreviate(programs, 4))
 	}
 	return nil
 }
@@ -131,8 +150,8 @@ func (r *Report) CheckLoadable() error {
 type kernelGroup struct {
 	label   string
 	kernels []string
-	checked map[[2]string]bool          // object, program
-	verdict map[[2]string]ProgramReport // object, program: a verdict other than loads
+	checked map[source]bool
+	verdict map[source]ProgramReport // a verdict other than loads
 }
 
 // groupKernels puts kernels with the same predictions together, in
@@ -142,15 +161,15 @@ func (r *Report) groupKernels() []*kernelGroup {
 	byKey := map[string]*kernelGroup{}
 	for _, k := range r.Kernels {
 		var key strings.Builder
-		checked := map[[2]string]bool{}
-		notLoading := map[[2]string]ProgramReport{}
+		checked := map[source]bool{}
+		notLoading := map[source]ProgramReport{}
 		for _, p := range k.Programs {
-			checked[[2]string{p.Object, p.Program}] = true
+			checked[sourceOf(p)] = true
 			fmt.Fprintf(&key, "%s\x00%s\x01", p.Object, p.Program)
 			if p.Verdict == VerdictLoads {
 				continue
 			}
-			notLoading[[2]string{p.Object, p.Program}] = p
+			notLoading[sourceOf(p)] = p
 			fmt.Fprintf(&key, "%s\x00%s\x01", p.Verdict, strings.Join(p.Reasons, "\x00"))
 		}
 		g := byKey[key.String()]
@@ -197,30 +216,34 @@ func groupLabel(i int) string {
 // reasons. With verbose, the guarded misses follow.
 func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 	groups := r.groupKernels()
-	var rows [][2]string
-	seen := map[[2]string]bool{}
-	total := map[[2]string]bool{}
+	objects := r.sourceObjects()
+	var rows []source
+	seen := map[source]bool{}
 	for _, k := range r.Kernels {
 		for _, p := range k.Programs {
-			id := [2]string{p.Object, p.Program}
-			total[id] = true
+			id := sourceOf(p)
 			if p.Verdict != VerdictLoads && !seen[id] {
 				seen[id] = true
 				rows = append(rows, id)
 			}
 		}
 	}
-	slices.SortFunc(rows, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+	slices.SortFunc(rows, func(a, b source) int {
+		return strings.Compare(objects[a]+"\x00"+a.program, objects[b]+"\x00"+b.program)
+	})
 
 	fmt.Fprintln(w)
-	if len(rows) == 0 {
-		fmt.Fprintf(w, "Load prediction: all %d programs load on every kernel.\n", len(total))
-	} else {
-		fmt.Fprintf(w, "Load prediction: %d of %d programs do not load, or may not, on some kernels (fails: the verifier\n"+
+	switch {
+	case len(rows) == 0 && len(objects) == 1:
+		fmt.Fprintln(w, "Load prediction: the program loads on every kernel.")
+	case len(rows) == 0:
+		fmt.Fprintf(w, "Load prediction: all %d programs load on every kernel.\n", len(objects))
+	default:
+		fmt.Fprintf(w, "Load prediction: %d of %s do not load, or may not, on some kernels (fails: the verifier\n"+
 			"reaches a poisoned CO-RE instruction, cilium/ebpf refuses the relocation, or the kernel lacks a helper, map\n"+
 			"type, kfunc... the program needs; unknown: the analysis cannot tell; -: the object is not checked on those\n"+
 			"kernels). Why gives each program's first reason per kernel group, its kind in brackets (-v: all).\n\n",
-			len(rows), len(total))
+			len(rows), plural.Count(len(objects), "program"))
 		// Many kernel groups: one letter a cell keeps the table narrow.
 		compact := len(groups) > compactGroups
 		if compact {
@@ -237,7 +260,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		}
 		fmt.Fprintln(tw)
 		for _, id := range rows {
-			fmt.Fprintf(tw, "%s\t%s", id[0], id[1])
+			fmt.Fprintf(tw, "%s\t%s", objects[id], id.program)
 			for _, g := range groups {
 				v := VerdictLoads
 				if p, ok := g.verdict[id]; ok {
@@ -281,7 +304,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 					labels[i] = g.label
 				}
 				p := gs[0].verdict[id]
-				fmt.Fprintf(w, "  %s %s on %s: %s\n", id[0], id[1], strings.Join(labels, ", "), p.Verdict)
+				fmt.Fprintf(w, "  %s %s on %s: %s\n", objects[id], id.program, strings.Join(labels, ", "), p.Verdict)
 				for i, reason := range shown(p.Reasons, verbose) {
 					if i == 0 && p.Reason != "" {
 						reason += " [" + p.Reason + "]"

@@ -37,10 +37,11 @@ type Prediction struct {
 	Object  string
 	Program string
 	Verdict Verdict
-	// Kind is a stable word for what the verdict is about: core (a CO-RE
-	// relocation the kernel cannot satisfy), helper, map_type, prog_type,
-	// attach_type, kfunc, global_data, btf_id_attach, memlock, analysis
-	// (the analysis could not decide). docs/runtime.md describes each.
+	// Kind is a stable word for what the verdict is about, the kind of
+	// its first reason: core (a CO-RE relocation the kernel cannot
+	// satisfy), helper, map_type, prog_type, attach_type, kfunc,
+	// global_data, btf_id_attach, ctx_access, analysis (the analysis
+	// could not decide). docs/predictions.md describes each.
 	Kind string
 	// Reasons say what, the first first (at least one): the helper, the
 	// relocation and instruction, ...
@@ -54,7 +55,7 @@ func (p Prediction) String() string {
 	if len(p.Reasons) > 0 {
 		fmt.Fprintf(&b, " (%s: %s)", p.Kind, p.Reasons[0])
 		if n := len(p.Reasons) - 1; n > 0 {
-			fmt.Fprintf(&b, " and %d more", n)
+			fmt.Fprintf(&b, " and %d more %s", n, map[bool]string{true: "reason", false: "reasons"}[n == 1])
 		}
 	}
 	return b.String()

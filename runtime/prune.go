@@ -180,14 +180,20 @@ func (s *Selection) LoadAndAssign(spec *ebpf.CollectionSpec, to any, opts *ebpf.
 	// assigns; the others stay nil.
 	var kept []reflect.Value
 	var sf []reflect.StructField
+	names := map[string]bool{}
 	for _, f := range fields {
 		if !held(f.value.Type(), f.tag) {
 			f.value.SetZero()
 			continue
 		}
 		kept = append(kept, f.value)
+		name := f.name // as the caller knows it, in cilium/ebpf's errors
+		if names[name] || name == "" {
+			name = fmt.Sprintf("F%d%s", len(sf), name)
+		}
+		names[name] = true
 		sf = append(sf, reflect.StructField{
-			Name: fmt.Sprintf("F%d", len(sf)),
+			Name: name,
 			Type: f.value.Type(),
 			Tag:  reflect.StructTag(`ebpf:` + strconv.Quote(f.tag)),
 		})
@@ -205,6 +211,7 @@ func (s *Selection) LoadAndAssign(spec *ebpf.CollectionSpec, to any, opts *ebpf.
 // taggedField is a settable field of the struct LoadAndAssign fills, with
 // its ebpf tag.
 type taggedField struct {
+	name  string // the field's name, for cilium/ebpf's errors; "" if unexported
 	value reflect.Value
 	tag   string
 }
@@ -230,7 +237,11 @@ func taggedFields(to any) ([]taggedField, error) {
 				if !fv.CanSet() {
 					return fmt.Errorf("field %s: can't set value", f.Name)
 				}
-				out = append(out, taggedField{fv, tag})
+				name := f.Name
+				if !f.IsExported() {
+					name = ""
+				}
+				out = append(out, taggedField{name, fv, tag})
 				continue
 			}
 			switch {

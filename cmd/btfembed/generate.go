@@ -277,8 +277,12 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 		}
 	}
 	if len(empty) > 0 {
-		fmt.Fprintf(stderr, "btfembed: no kernels for GOARCH %s: %s holds an empty payload for them, so their binaries use the kernel's own BTF or report the kernel unsupported\n",
-			strings.Join(empty, ", "), filepath.Base(otherFile(goFile)))
+		if f.verbose {
+			// Expected with bpf2go's standard targets (its x86 object also
+			// builds for 386), so said only when asked.
+			fmt.Fprintf(stderr, "btfembed: no kernels for GOARCH %s: %s holds an empty payload for them, so their binaries use the kernel's own BTF or report the kernel unsupported\n",
+				strings.Join(empty, ", "), filepath.Base(otherFile(goFile)))
+		}
 		if err := out.add(otherFile(goFile), empty, emptyPart); err != nil {
 			return err
 		}
@@ -311,7 +315,12 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	r := res.Report
 	summary(stderr, r, strings.Join(out.goFiles(), ", "))
 	if f.failOnUnloadable {
-		return r.CheckLoadable()
+		if err := r.CheckLoadable(); err != nil {
+			if f.quiet {
+				return fmt.Errorf("%w (run without -q for the report of why)", err)
+			}
+			return fmt.Errorf("%w (the report above says why)", err)
+		}
 	}
 	return nil
 }

@@ -95,12 +95,13 @@ func (t *tracer) load(opts *ebpf.CollectionOptions) error {
 	}
 	skipped, err := t.Selection.LoadAndAssign(spec, &t.objs, opts, nil)
 	if err != nil && !t.Selection.Predicted {
-		if spec, err = loadBpf(); err != nil {
-			return err
+		without, err2 := loadBpf()
+		if err2 != nil {
+			return err2
 		}
-		delete(spec.Programs, bpfProgCountExec)
-		delete(spec.Maps, bpfMapExecsPerCgroup)
-		if _, err2 := t.Selection.LoadAndAssign(spec, &t.objs, opts, nil); err2 == nil {
+		delete(without.Programs, bpfProgCountExec)
+		delete(without.Maps, bpfMapExecsPerCgroup)
+		if _, err2 := t.Selection.LoadAndAssign(without, &t.objs, opts, nil); err2 == nil {
 			t.Skipped = fmt.Sprintf("%s: no prediction for this kernel, and loading it failed: %v", bpfProgCountExec, err)
 			return nil
 		}

@@ -28,7 +28,11 @@
 // [Import] builds a corpus from kernel packages (.deb), kernel images (x86
 // bzImage with any payload compression, arm64 Image and Image.gz, EFI zboot),
 // ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is
-// byte-identical to the .BTF section of the kernel.
+// byte-identical to the .BTF section of the kernel. Kernels built without BTF
+// are imported from their DWARF (a debug vmlinux, a Debian -dbg package)
+// through [ImportDWARF], which runs pahole as the kernel's build would and
+// caches the result by the input's digest; readers of other containers
+// (RPM) call it too.
 //
 // Finding BTF inside files (decompression, kernel images, ELF, packages)
 // is internal/extract; raw BTF is validated with internal/rawbtf; this

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -101,13 +102,11 @@ func typeNames(t *testing.T, raw, base []byte) map[string]string {
 	return m
 }
 
-// TestImportDebugDebSmall imports a -dbg package whose vmlinux and module
-// are small objects compiled with cc -g: pahole runs on real DWARF, the
-// module becomes split BTF over the vmlinux's, and a second import is
-// served by the cache without running pahole.
-func TestImportDebugDebSmall(t *testing.T) {
-	needPahole(t)
-	log := countingPahole(t)
+// smallDebugDeb writes a -dbg package whose vmlinux and module are
+// testdata/dwarf's objects compiled with cc -g, with a module of another
+// release beside them.
+func smallDebugDeb(t *testing.T) string {
+	t.Helper()
 	vmlinux, mod := compileDWARF(t, "vmlinux"), compileDWARF(t, "testmod")
 	control := "Package: linux-image-6.99.0-9-dbgtest-dbg\nVersion: 6.99.1-1\nArchitecture: amd64\nDescription: test\n"
 	deb := filepath.Join(t.TempDir(), "linux-image-6.99.0-9-dbgtest-dbg_6.99.1-1_amd64.deb")
@@ -121,6 +120,76 @@ func TestImportDebugDebSmall(t *testing.T) {
 			extracttest.Section{Name: "./usr/share/doc/linux-image-6.99.0-9-dbgtest-dbg/copyright", Data: []byte("GPL-2\n")},
 		)},
 	))
+	return deb
+}
+
+// dwarfVMLinuxFiles writes testdata/dwarf's vmlinux compiled with cc -g,
+// plain and gzip-compressed, under names that give the release.
+func dwarfVMLinuxFiles(t *testing.T) (plain, gz string) {
+	t.Helper()
+	dir := t.TempDir()
+	data := compileDWARF(t, "vmlinux")
+	plain, gz = filepath.Join(dir, "vmlinux-6.99.0-9-dbgtest"), filepath.Join(dir, "gz", "vmlinux-6.99.0-9-dbgtest.gz")
+	writeFile(t, plain, data)
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	writeFile(t, gz, b.Bytes())
+	return plain, gz
+}
+
+// TestImportDWARFVMLinuxSmall imports a DWARF vmlinux plain and
+// compressed; the compressed one is served by the cache the second time.
+func TestImportDWARFVMLinuxSmall(t *testing.T) {
+	needPahole(t)
+	log := countingPahole(t)
+	plain, gz := dwarfVMLinuxFiles(t)
+	want := kernelkey.Key{Arch: "x86_64", Release: "6.99.0-9-dbgtest", Distro: "debian", Version: "12"}
+	opts := &ImportOptions{CacheDir: t.TempDir()}
+	for _, in := range []string{plain, gz, gz} {
+		res, err := Import(t.Context(), t.TempDir(), []string{in}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != want {
+			t.Fatalf("%s: imported %+v, skipped %v; want %v", in, res.Kernels, res.Skipped, want)
+		}
+	}
+	if n := encodeRuns(t, log); n != 2 {
+		t.Errorf("pahole made BTF %d times, want 2 (plain and compressed, then the cache)", n)
+	}
+}
+
+// TestImportDWARFNoPahole: without pahole a debug package is skipped with
+// an error that says what to install, and a vmlinux without .BTF is never
+// imported as a kernel without types.
+func TestImportDWARFNoPahole(t *testing.T) {
+	deb := smallDebugDeb(t)
+	vmlinux, gz := dwarfVMLinuxFiles(t)
+	t.Setenv(pahole.EnvVar, filepath.Join(t.TempDir(), "no-pahole"))
+	res, err := Import(t.Context(), t.TempDir(), []string{deb, vmlinux, gz}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kernels) != 0 || len(res.Skipped) != 3 {
+		t.Fatalf("imported %+v, skipped %v; want both skipped", res.Kernels, res.Skipped)
+	}
+	for _, err := range res.Skipped {
+		if !errors.Is(err, pahole.ErrNotFound) || !strings.Contains(err.Error(), "Debian package pahole") {
+			t.Errorf("skipped with %v, want pahole.ErrNotFound naming the package", err)
+		}
+	}
+}
+
+// TestImportDebugDebSmall imports a -dbg package whose vmlinux and module
+// are small objects compiled with cc -g: pahole runs on real DWARF, the
+// module becomes split BTF over the vmlinux's, and a second import is
+// served by the cache without running pahole.
+func TestImportDebugDebSmall(t *testing.T) {
+	needPahole(t)
+	log := countingPahole(t)
+	deb := smallDebugDeb(t)
 	want := kernelkey.Key{Arch: "x86_64", Release: "6.99.0-9-dbgtest", Distro: "debian", Version: "12"}
 	cacheDir := t.TempDir()
 	var warnings []error

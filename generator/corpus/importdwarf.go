@@ -2,7 +2,9 @@ package corpus
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/pahole"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -61,10 +64,15 @@ func readDebugDeb(in, dir string, opts *ImportOptions) (*DWARFInput, error) {
 	return dv, nil
 }
 
+// errNotDWARF ends ImportDWARF's read for a compressed ELF that has .BTF
+// or no DWARF: the caller reads it as before.
+var errNotDWARF = errors.New("not a DWARF vmlinux")
+
 // importELFDWARF imports an ELF vmlinux that has DWARF and no .BTF,
 // plain or compressed, through ImportDWARF; it reports false for any other
-// input, which the caller reads as before. A compressed input is first
-// streamed into a temporary file to look inside.
+// input, which the caller reads again from the start. A compressed input
+// is looked up in the cache first, and only on a miss streamed into a
+// temporary file to look inside.
 func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader, opts *ImportOptions, emit func(*Kernel, error)) (bool, error) {
 	head, _ := br.Peek(64)
 	format := extract.SniffCompression(head)
@@ -85,48 +93,82 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 		})
 		return true, nil
 	}
-	// Whatever this reads of the input, the caller reads it again from
-	// the start unless it is imported here.
-	rewind := func() (bool, error) {
+	rewind := func() error {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return true, err
+			return err
 		}
 		br.Reset(f)
+		return nil
+	}
+	isELF, err := compressedELF(br, format)
+	if err := cmp.Or(err, rewind()); err != nil || !isELF {
+		return err != nil, err
+	}
+	k, skipped, err := ImportDWARF(ctx, in, func(dir string) (*DWARFInput, error) {
+		file := filepath.Join(dir, "vmlinux")
+		e, err := streamELF(br, format, file)
+		if err != nil {
+			return nil, err
+		}
+		if e.HasBTF || !e.HasDWARF {
+			return nil, errNotDWARF
+		}
+		return &DWARFInput{VMLinux: file, Key: pathKey}, nil
+	}, opts)
+	if errors.Is(err, pahole.ErrNotFound) || errors.Is(err, pahole.ErrTooOld) {
+		// Without pahole, only a vmlinux with .BTF can be read: say
+		// that pahole is missing only for one without.
+		dir, remove, terr := atomicfile.TempDir("", "btfembed-dwarf")
+		if terr != nil {
+			return true, terr
+		}
+		defer remove()
+		e, serr := streamELF(br, format, filepath.Join(dir, "vmlinux"))
+		if serr == nil && !e.HasBTF && e.HasDWARF {
+			emit(nil, err)
+			return true, nil
+		}
+		return false, rewind()
+	}
+	if errors.Is(err, errNotDWARF) {
+		return false, rewind()
+	}
+	for _, e := range skipped {
+		emit(nil, e)
+	}
+	emit(k, err)
+	return true, nil
+}
+
+// compressedELF tells whether a compressed stream holds an ELF file, from
+// its first decompressed bytes.
+func compressedELF(r io.Reader, format string) (bool, error) {
+	dr, err := extract.NewDecompressReader(r, format)
+	if err != nil {
 		return false, nil
 	}
-	dr, err := extract.NewDecompressReader(br, format)
+	defer dr.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(dr, magic[:])
+	return err == nil && extract.IsELF(magic[:]), nil
+}
+
+// streamELF decompresses an ELF file into file and reads its section
+// headers.
+func streamELF(r io.Reader, format, file string) (extract.ELFFile, error) {
+	dr, err := extract.NewDecompressReader(r, format)
 	if err != nil {
-		return rewind()
+		return extract.ELFFile{}, err
 	}
 	defer dr.Close()
-	inner := bufio.NewReaderSize(dr, 1<<16)
-	if h, _ := inner.Peek(4); !extract.IsELF(h) {
-		return rewind()
-	}
-	dir, remove, err := atomicfile.TempDir("", "btfembed-dwarf")
-	if err != nil {
-		return true, err
-	}
-	defer remove()
-	file := filepath.Join(dir, "vmlinux")
 	var q extract.DiskQuota
-	if _, err := q.StreamToFile(file, inner); err != nil {
-		return true, err
+	if _, err := q.StreamToFile(file, dr); err != nil {
+		return extract.ELFFile{}, err
 	}
 	tf, err := os.Open(file)
 	if err != nil {
-		return true, err
+		return extract.ELFFile{}, err
 	}
-	e, err := extract.InspectELF(tf)
-	tf.Close()
-	if err != nil {
-		return true, err
-	}
-	if e.HasBTF || !e.HasDWARF {
-		return rewind() // read as before: its .BTF, or the error that it has none
-	}
-	emitDWARF(ctx, in, emit, opts, func(string) (*DWARFInput, error) {
-		return &DWARFInput{VMLinux: file, Key: pathKey}, nil
-	})
-	return true, nil
+	defer tf.Close()
+	return extract.InspectELF(tf)
 }

@@ -87,7 +87,10 @@ func debugModulePath(p string) (release, name string, ok bool) {
 		return "", "", false
 	}
 	name, ok = strings.CutSuffix(path.Base(rest), ".ko")
-	return release, name, ok && name != ""
+	if !ok || name == "" {
+		return "", "", false
+	}
+	return release, name, true
 }
 
 // ReadDebDWARF reads a kernel debug package in one pass and streams its

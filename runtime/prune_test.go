@@ -1,0 +1,174 @@
+package runtime_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	btfruntime "github.com/btfembed/btfembed/runtime"
+)
+
+// The execsnoop example as generated: its amd64 payload and object, whose
+// optional count_exec needs a map type (cgroup storage) of Linux 6.2.
+const (
+	execsnoopPayload = "../examples/execsnoop/kernelbtf_amd64.btfembed"
+	execsnoopObject  = "../examples/execsnoop/bpf_x86_bpfel.o"
+)
+
+func execsnoopSelection(t *testing.T, release string) *btfruntime.Selection {
+	t.Helper()
+	b, err := os.ReadFile(execsnoopPayload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := btfruntime.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := assets.Lookup(btfruntime.Key{Arch: "x86_64", Release: release, Distro: "debian", Version: "12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+func execsnoopSpec(t *testing.T) *ebpf.CollectionSpec {
+	t.Helper()
+	spec, err := ebpf.LoadCollectionSpec(execsnoopObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+func names[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPrune: on the 6.1 kernels the generator predicts count_exec fails
+// (its map type is not in the kernel's enum bpf_map_type): Prune removes
+// it and the map only it uses, and keeps handle_exec, its ring buffer and
+// .bss, the map of a global variable;
+// on 6.12 nothing is removed.
+func TestPrune(t *testing.T) {
+	for _, tt := range []struct {
+		release     string
+		removed     []string
+		progs, maps []string
+	}{
+		{"6.1.0-47-amd64", []string{"count_exec"}, []string{"handle_exec"}, []string{".bss", "events"}},
+		{"6.1.0-50-cloud-amd64", []string{"count_exec"}, []string{"handle_exec"}, []string{".bss", "events"}},
+		{"6.12.118+deb12-amd64", nil, []string{"count_exec", "handle_exec"}, []string{".bss", "events", "execs_per_cgroup"}},
+	} {
+		t.Run(tt.release, func(t *testing.T) {
+			sel := execsnoopSelection(t, tt.release)
+			if !sel.Predicted {
+				t.Fatal("an embedded selection says it predicts nothing")
+			}
+			spec := execsnoopSpec(t)
+			removed, err := sel.Prune(spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range removed {
+				got = append(got, p.Program)
+				if p.Object != "bpf_x86_bpfel.o" || p.Verdict != btfruntime.VerdictFails || p.Kind != "map_type" || len(p.Reasons) == 0 {
+					t.Errorf("removed %+v, want bpf_x86_bpfel.o's count_exec failing for its map type", p)
+				}
+			}
+			if !slices.Equal(got, tt.removed) || !slices.Equal(names(spec.Programs), tt.progs) || !slices.Equal(names(spec.Maps), tt.maps) {
+				t.Errorf("removed %v, left programs %v and maps %v; want %v, %v, %v",
+					got, names(spec.Programs), names(spec.Maps), tt.removed, tt.progs, tt.maps)
+			}
+		})
+	}
+}
+
+// TestPruneNotPredicted: a payload of the format before verdicts predicts
+// nothing, and Prune leaves the collection as it is.
+func TestPruneNotPredicted(t *testing.T) {
+	b, err := os.ReadFile("../internal/payload/testdata/v2-execsnoop-amd64.btfembed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := btfruntime.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := assets.Lookup(btfruntime.Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := execsnoopSpec(t)
+	removed, err := sel.Prune(spec, nil)
+	if sel.Predicted || len(sel.Predictions) != 0 || removed != nil || err != nil || len(spec.Programs) != 2 {
+		t.Fatalf("predicted %v %v, removed %v, %v, %d programs left", sel.Predicted, sel.Predictions, removed, err, len(spec.Programs))
+	}
+}
+
+// execsnoopObjects is the struct bpf2go generates for execsnoop, as
+// loadBpfObjects fills it.
+type execsnoopObjects struct {
+	execsnoopPrograms
+	execsnoopMaps
+}
+
+type execsnoopPrograms struct {
+	CountExec  *ebpf.Program `ebpf:"count_exec"`
+	HandleExec *ebpf.Program `ebpf:"handle_exec"`
+}
+
+type execsnoopMaps struct {
+	Events         *ebpf.Map `ebpf:"events"`
+	ExecsPerCgroup *ebpf.Map `ebpf:"execs_per_cgroup"`
+}
+
+// TestLoadAndAssign loads execsnoop for real on this machine with the
+// 6.1 kernel's embedded BTF and verdicts: count_exec and its map are left
+// out, their fields nil, and handle_exec and its ring buffer load, where
+// ebpf.CollectionSpec.LoadAndAssign would fail on the missing program.
+func TestLoadAndAssign(t *testing.T) {
+	sel := execsnoopSelection(t, "6.1.0-47-amd64")
+	opts := &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: sel.Spec}}
+
+	var plain execsnoopObjects
+	spec := execsnoopSpec(t)
+	if _, err := sel.Prune(spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.LoadAndAssign(&plain, opts); err == nil {
+		plain.HandleExec.Close()
+		plain.Events.Close()
+		t.Fatal("cilium/ebpf's LoadAndAssign assigned a struct naming a removed program")
+	}
+
+	var objs execsnoopObjects
+	removed, err := sel.LoadAndAssign(execsnoopSpec(t), &objs, opts, nil)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, ebpf.ErrNotSupported) {
+		t.Skipf("bpf() is refused on this machine: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objs.HandleExec.Close()
+	defer objs.Events.Close()
+	if len(removed) != 1 || removed[0].Program != "count_exec" {
+		t.Errorf("removed %v, want count_exec", removed)
+	}
+	if objs.CountExec != nil || objs.ExecsPerCgroup != nil || objs.HandleExec == nil || objs.Events == nil {
+		t.Errorf("assigned %+v, want handle_exec and events only", objs)
+	}
+	if info, err := objs.HandleExec.Info(); err != nil || info.Name != "handle_exec" {
+		t.Errorf("handle_exec loaded as %v, %v", info, err)
+	}
+}
