@@ -68,6 +68,18 @@
 // with the kernel's BTF also loads with the embedded BTF; programs of these
 // types are left out of that comparison.
 //
+// # Load predictions
+//
+// The generator predicts, for every embedded kernel, which programs will
+// not load there (a CO-RE relocation reached, a helper, map type or kfunc
+// the kernel lacks, ...), and the payload carries those verdicts. A
+// Selection of an embedded entry lists them (Predicted, Predictions);
+// Selection.Prune removes those programs, and the maps only they use,
+// from a CollectionSpec, and Selection.LoadAndAssign loads the rest into
+// bpf2go's objects struct, leaving the skipped programs' fields nil. A
+// selection of the kernel's own BTF predicts nothing: btfembed analysed
+// the corpus's kernels, not this build. docs/runtime.md has the details.
+//
 // # Payload format
 //
 // The payload format is defined once, with its design, in the module's

@@ -23,7 +23,8 @@ const inspectUsage = `usage: btfembed inspect [-B base] <file>...
 Describes btfembed payloads and BTF files.
 
 For a payload (the .btfembed file beside generated code): one line per
-embedded kernel, with its types and modules, as the runtime decodes them.
+embedded kernel, with its types, modules and the programs predicted not
+to load there, as the runtime decodes them.
 
 For BTF in any form "btfembed min" reads (raw BTF, a BTFHub archive, an
 ELF vmlinux or module, a kernel image): its types by kind and its size. A
@@ -68,14 +69,23 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 	return nil
 }
 
-func inspectPayload(w io.Writer, path string, payload []byte) error {
-	assets, err := btfruntime.Open(payload)
+func inspectPayload(w io.Writer, path string, data []byte) error {
+	assets, err := btfruntime.Open(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fmt.Fprintf(w, "%s: btfembed payload, %d bytes\n", path, len(payload))
+	p, err := payload.Open(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	verdicts := "no load verdicts (a payload written before btfembed embedded them)"
+	if p.Predicted() {
+		stored, _ := p.VerdictsSize()
+		verdicts = fmt.Sprintf("load verdicts in %d bytes", stored)
+	}
+	fmt.Fprintf(w, "%s: btfembed payload, %d bytes, %s\n", path, len(data), verdicts)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tTYPES\tMODULES")
+	fmt.Fprintln(tw, "KERNEL\tTYPES\tMODULES\tNOT LOADING")
 	keys, err := assets.Kernels()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -96,7 +106,14 @@ func inspectPayload(w io.Writer, path string, payload []byte) error {
 		if len(mods) == 0 {
 			mods = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", key, countTypes(sel.Spec), strings.Join(mods, ", "))
+		var skip []string
+		for _, pr := range sel.Predictions {
+			skip = append(skip, fmt.Sprintf("%s/%s (%s: %s)", pr.Object, pr.Program, pr.Verdict, pr.Kind))
+		}
+		if len(skip) == 0 {
+			skip = []string{"-"}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", key, countTypes(sel.Spec), strings.Join(mods, ", "), strings.Join(skip, ", "))
 	}
 	return tw.Flush()
 }

@@ -128,7 +128,8 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 		}
 	}
 	n := r.count("sets", 2)
-	if r.err == nil && uint64(n) != sets {
+	if r.err == nil && (uint64(n) != sets || n == 0) {
+		// No set, no section: the directory says so instead.
 		r.fail("%d sets, the directory says %d", n, sets)
 	}
 	if r.err != nil {
@@ -239,4 +240,10 @@ func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
 		p.verdicts.table, p.verdicts.err = readVerdicts(raw, p.dir.sets)
 	})
 	return p.verdicts.table, p.verdicts.err
+}
+
+// VerdictsSize is the size of the verdicts section: its frame as stored
+// and decompressed; 0 and 0 when there is none.
+func (p *Payload) VerdictsSize() (stored, raw uint64) {
+	return p.dir.verdicts.n, p.dir.verdicts.raw
 }

@@ -36,3 +36,17 @@ func BenchmarkCollection(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCollectionBig predicts testdata/objects/big (360 programs,
+// 33,857 CO-RE relocations) on one kernel.
+func BenchmarkCollectionBig(b *testing.B) {
+	path := filepath.Join(kerneltest.Dir(), "objects", "big", "big-el.o")
+	coll, relos := object(b, path)
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	targets := []*btf.Spec{kernelSpec(b, k)}
+	opts := &Options{Release: k.Release, Kernel: NewKernel(targets, Kfuncs(coll))}
+	b.ResetTimer()
+	for b.Loop() {
+		Collection(path, coll, relos, k.Name, targets, opts)
+	}
+}

@@ -1,0 +1,68 @@
+package predict
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/kerneltest"
+)
+
+// TestSitesAgreeWithCilium: every instruction cilium/ebpf gives a CO-RE
+// relocation gets, from corereloc's parse of .BTF.ext, a relocation of
+// the kind cilium/ebpf's String names, in every object of the tests
+// (subprograms, callbacks, both byte orders, 33,857 relocations of big).
+func TestSitesAgreeWithCilium(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*", "*.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, more...)
+	total := 0
+	for _, path := range paths {
+		coll, relos := object(t, path)
+		sites := newObjectSites(relos)
+		for name, prog := range coll.Programs {
+			at, err := sites.of(prog)
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, name, err)
+			}
+			for i := range prog.Instructions {
+				cr := btf.CORERelocationMetadata(&prog.Instructions[i])
+				if cr == nil {
+					continue
+				}
+				total++
+				r, ok := at[i]
+				// "CORERelocation(byte_off, Struct:...": a test may read
+				// it; the prediction does not.
+				if !ok || !strings.HasPrefix(cr.String(), "CORERelocation("+r.Kind.String()+", ") {
+					t.Fatalf("%s %s insn %d: cilium/ebpf %s, corereloc %v", path, name, i, cr, r)
+				}
+			}
+		}
+	}
+	if total < 34000 {
+		t.Errorf("%d relocations checked, want the 33,857 of big and the others", total)
+	}
+}
+
+// TestSitesMismatch: relocations read from another object do not fit a
+// program's instructions, and the prediction says so instead of
+// guessing.
+func TestSitesMismatch(t *testing.T) {
+	coll, _ := object(t, filepath.Join(kerneltest.Dir(), "objects", "fields-el.o"))
+	_, other := object(t, filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
+	k := kerneltest.ByName(t, "6.12.118+deb12-amd64")
+	for _, p := range Collection("fields-el.o", coll, other, k.Name, []*btf.Spec{kernelSpec(t, k)}, nil) {
+		if p.Verdict != Unknown || len(p.Reasons) != 1 || p.Reasons[0].Kind != KindAnalysis || !strings.Contains(p.Reasons[0].Text, ".BTF.ext") {
+			t.Errorf("%s: %s %q, want unknown for the relocations", p, p.Verdict, p.Reasons)
+		}
+	}
+}
