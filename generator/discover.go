@@ -20,6 +20,10 @@ import (
 // embedded in.
 var linuxGOARCHes = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64", "ppc64le", "riscv64", "s390x"}
 
+// IsLinuxGOARCH reports whether goarch is a GOARCH Go builds Linux
+// programs for.
+func IsLinuxGOARCH(goarch string) bool { return slices.Contains(linuxGOARCHes, goarch) }
+
 // ErrNoEmbeddedObjects is returned by EmbeddedObjects for a package that
 // embeds no BPF object for any Linux GOARCH.
 var ErrNoEmbeddedObjects = errors.New("the package embeds no BPF object")
@@ -129,6 +133,9 @@ func embeddedFor(ctx context.Context, dir, goarch string) ([]string, error) {
 				if err != nil {
 					return nil, err
 				}
+				if err := embeddable(pkg.Dir, rel); err != nil {
+					return nil, fmt.Errorf("embed pattern %q: %w", p, err)
+				}
 				files = append(files, rel)
 			}
 		}
@@ -145,6 +152,38 @@ func embeddedFor(ctx context.Context, dir, goarch string) ([]string, error) {
 	}
 	slices.Sort(objs)
 	return objs, nil
+}
+
+// embeddable refuses, as go:embed does, a file outside the package's
+// directory tree, one reached through a symlink or in another module (a
+// directory with a go.mod of its own), and anything but a regular file:
+// discovery resolves patterns itself where go list gives up, and must not
+// pick up an object the build could never embed.
+func embeddable(dir, rel string) error {
+	if !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: outside the package directory, which go:embed refuses", rel)
+	}
+	p := dir
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, elem := range parts {
+		p = filepath.Join(p, elem)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("%s: a symlink, which go:embed refuses", filepath.Join(parts[:i+1]...))
+		case last && !st.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s), which go:embed refuses", rel, st.Mode().Type())
+		case !last && st.IsDir():
+			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
+				return fmt.Errorf("%s: in another module (%s has a go.mod), which go:embed refuses", rel, filepath.Join(parts[:i+1]...))
+			}
+		}
+	}
+	return nil
 }
 
 // listedPackage is what discovery reads of `go list -json`'s description

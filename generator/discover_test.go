@@ -95,3 +95,55 @@ func TestEmbeddedObjectsErrors(t *testing.T) {
 		t.Errorf("cancelled context: %v, want context.Canceled", err)
 	}
 }
+
+// TestEmbeddedObjectsRefuses is issue 18's discovery that followed a
+// symlink to an object outside the package: where discovery resolves the
+// embed patterns itself (go list gave up on a pattern that matches
+// nothing yet), it refuses what go:embed refuses.
+func TestEmbeddedObjectsRefuses(t *testing.T) {
+	el, err := os.ReadFile(filepath.Join(kerneltest.Dir(), "objects", "fields-el.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "bpf_x86_bpfel.o")
+	if err := os.WriteFile(outside, el, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, pattern, want string
+		setup               func(dir string) error
+	}{
+		{"symlinked object", "bpf_x86_bpfel.o", "a symlink", func(dir string) error {
+			return os.Symlink(outside, filepath.Join(dir, "bpf_x86_bpfel.o"))
+		}},
+		{"symlinked directory", "objs/bpf_x86_bpfel.o", "objs: a symlink", func(dir string) error {
+			return os.Symlink(filepath.Dir(outside), filepath.Join(dir, "objs"))
+		}},
+		{"nested module", "sub/bpf_x86_bpfel.o", "in another module", func(dir string) error {
+			os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+			os.WriteFile(filepath.Join(dir, "sub", "go.mod"), []byte("module example.com/sub\n"), 0o644)
+			return os.WriteFile(filepath.Join(dir, "sub", "bpf_x86_bpfel.o"), el, 0o644)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"go.mod":             "module example.com/agent\n\ngo 1.26\n",
+				"bpf_x86_bpfel.go":   "//go:build amd64\n\npackage agent\n\nimport _ \"embed\"\n\n//go:embed " + tc.pattern + "\nvar _ []byte\n",
+				"kernelbtf_amd64.go": "//go:build amd64\n\npackage agent\n\nimport _ \"embed\"\n\n//go:embed kernelbtf_amd64.btfembed\nvar _ []byte\n",
+			}
+			for name, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.setup(dir); err != nil {
+				t.Fatal(err)
+			}
+			got, err := EmbeddedObjects(t.Context(), dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, %v; want an error saying %q", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -50,15 +50,24 @@ func (r *Result) WritePart(w io.Writer, meta []byte) error {
 	for i, e := range r.entries {
 		p.Kernels = append(p.Kernels, partKernel{Entry: e, Report: r.Report.Kernels[i]})
 	}
+	b, err := p.encode()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// encode is the part file: magic, gob, SHA-256 trailer.
+func (p *part) encode() ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(partMagic)
-	if err := gob.NewEncoder(&b).Encode(&p); err != nil {
-		return fmt.Errorf("encode part: %w", err)
+	if err := gob.NewEncoder(&b).Encode(p); err != nil {
+		return nil, fmt.Errorf("encode part: %w", err)
 	}
 	sum := sha256.Sum256(b.Bytes())
 	b.Write(sum[:])
-	_, err := w.Write(b.Bytes())
-	return err
+	return b.Bytes(), nil
 }
 
 // ErrPart is wrapped by Merge's errors about a part that is damaged or
@@ -89,7 +98,8 @@ type Part struct {
 // Merge joins the parts that Generate's shards wrote into the payload and
 // report one unsharded run gives, byte for byte. Every shard of the split
 // must be there once, and all must have been run on the same objects and
-// carry the same meta, which it returns.
+// carry the same meta, which it returns. A part is untrusted input: every
+// kernel in it is checked (checkPartKernel) before it is embedded.
 func Merge(parts []Part) (*Result, []byte, error) {
 	start := time.Now()
 	if len(parts) == 0 {
@@ -123,6 +133,9 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		}
 		seen[p.Shard] = in.Name
 		for _, k := range p.Kernels {
+			if err := checkPartKernel(&k); err != nil {
+				return nil, nil, fmt.Errorf("%w: %s: %w", ErrPart, in.Name, err)
+			}
 			kr := &kernelResult{entry: k.Entry, report: k.Report}
 			share.share(kr)
 			results = append(results, kr)

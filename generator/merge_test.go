@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/btfembed/btfembed/generator/corpus"
@@ -112,4 +113,40 @@ func reversed[T any](s []T) []T {
 		out[len(s)-1-i] = v
 	}
 	return out
+}
+
+// TestMergeCrafted is issue 18's crafted parts: a part whose SHA-256
+// trailer is recomputed passed merge with any content. Each kernel is now
+// checked like a corpus file.
+func TestMergeCrafted(t *testing.T) {
+	good := shardParts(t, testObjects(t), 1)[0]
+	for _, tc := range []struct {
+		name, want string
+		craft      func(k *partKernel)
+	}{
+		{"garbage BTF", "vmlinux BTF", func(k *partKernel) { k.Entry.VMLinux = []byte("garbage, not BTF at all") }},
+		{"escaping release", "not a safe path element", func(k *partKernel) {
+			k.Entry.Key.Release, k.Report.Release = "../../../../tmp/rel/ESCAPED-merge", "../../../../tmp/rel/ESCAPED-merge"
+		}},
+		{"newline in arch", "not a safe path element", func(k *partKernel) { k.Entry.Key.Arch, k.Report.Arch = "x86_64\nFAKE", "x86_64\nFAKE" }},
+		{"unknown arch", "unknown architecture", func(k *partKernel) { k.Entry.Key.Arch, k.Report.Arch = "pdp11", "pdp11" }},
+		{"report of another kernel", "the report is of kernel", func(k *partKernel) { k.Report.Release = "6.12.118+deb12-amd64" }},
+		{"report of other BTF", "the report says", func(k *partKernel) { k.Report.Types++ }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := readPart(good.Name, good.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.craft(&p.Kernels[0])
+			data, err := p.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Merge([]Part{{Name: "crafted", Data: data}})
+			if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "crafted") {
+				t.Fatalf("error %v, want ErrPart naming the part and saying %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"unique"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -340,7 +341,7 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "\n%d corpus entries skipped:\n", len(r.Skipped))
 		for _, s := range r.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Error)
+			fmt.Fprintf(w, "  %s: %s\n", safetext.Escape(s.Path), safetext.Escape(s.Error))
 		}
 	}
 	return nil

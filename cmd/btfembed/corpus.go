@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/plural"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -98,7 +99,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {
-			fmt.Fprintln(stderr, "btfembed corpus import: skipped:", e)
+			fmt.Fprintln(stderr, "btfembed corpus import: skipped:", safetext.Escape(fmt.Sprint(e)))
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		modules := 0
@@ -159,7 +160,7 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	err := corpus.List(context.Background(), fs.Args(), &opts, func(s corpus.Summary, err error) error {
 		if err != nil {
 			skipped++
-			fmt.Fprintln(stderr, "btfembed corpus ls: skipped:", err)
+			fmt.Fprintln(stderr, "btfembed corpus ls: skipped:", safetext.Escape(err.Error()))
 			if opts.Strict {
 				return err
 			}

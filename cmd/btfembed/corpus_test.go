@@ -100,3 +100,20 @@ func TestCorpusUsage(t *testing.T) {
 		t.Errorf("help lacks the flags or the layout doc:\n%s", stdout.String())
 	}
 }
+
+// TestCorpusListEscapes: a corpus file whose name holds control
+// characters is reported with them escaped, never printed raw.
+func TestCorpusListEscapes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "debian", "12", "x86_64")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ev\nil\x1b[2J.btf.tar.xz"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	runCorpus(&stdout, &stderr, []string{"ls", filepath.Dir(filepath.Dir(filepath.Dir(dir)))})
+	if out := stdout.String() + stderr.String(); strings.Contains(out, "\x1b") || !strings.Contains(out, `ev\nil\x1b[2J.btf.tar.xz`) {
+		t.Errorf("control characters not escaped:\n%q", out)
+	}
+}

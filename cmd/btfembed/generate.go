@@ -17,6 +17,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 const generateHelp = `Usage: btfembed [flags] [object or glob...]
@@ -304,7 +305,7 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	if f.quiet {
 		// Without -q the progress printed these as they came.
 		for _, s := range res.Report.Skipped {
-			fmt.Fprintf(stderr, "btfembed: skipped %s: %s\n", s.Path, s.Error)
+			fmt.Fprintf(stderr, "btfembed: skipped %s: %s\n", safetext.Escape(s.Path), safetext.Escape(s.Error))
 		}
 	}
 	if !f.quiet {

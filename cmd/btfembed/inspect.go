@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/regfile"
+	"github.com/btfembed/btfembed/internal/safetext"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -99,9 +100,9 @@ func inspectPayload(w io.Writer, path string, data []byte) error {
 		for _, m := range sel.ModuleBTF {
 			n, err := moduleTypes(m)
 			if err != nil {
-				return fmt.Errorf("%s: %s: module %s: %w", path, key, m.Name, err)
+				return fmt.Errorf("%s: %s: module %s: %w", path, key, safetext.Escape(m.Name), err)
 			}
-			mods = append(mods, fmt.Sprintf("%s (%d types)", m.Name, n))
+			mods = append(mods, fmt.Sprintf("%s (%d types)", safetext.Escape(m.Name), n))
 		}
 		if len(mods) == 0 {
 			mods = []string{"-"}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 func TestInspect(t *testing.T) {
@@ -58,5 +60,38 @@ func TestInspect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInspectEscapes is issue 18's part whose arch held a newline, which
+// inspect printed raw: a key or module name from a payload never reaches
+// the terminal with its control characters.
+func TestInspectEscapes(t *testing.T) {
+	min := kerneltest.CiliumTestmod(t)
+	entries := []encode.Entry{{
+		Key:     kernelkey.Key{Arch: "x86_64\nx86_64/forged", Release: "6.1\x1b[2J", Distro: "debian"},
+		VMLinux: min.VMLinux,
+		Modules: []encode.Module{{Name: "m\rod", Base: min.Base, Split: min.Split}},
+	}}
+	var b bytes.Buffer
+	if err := encode.Write(&b, entries, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "crafted.btfembed")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(&stdout, &stderr, []string{"inspect", p}); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	if strings.ContainsAny(out, "\r\x1b") || strings.Count(out, "\n") != 3 {
+		t.Errorf("control characters printed raw:\n%q", out)
+	}
+	for _, want := range []string{`x86_64\nx86_64/forged/6.1\x1b[2J (debian)`, `m\rod (`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
 	}
 }

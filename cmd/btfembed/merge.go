@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // shardFlag is -shard i/n.
@@ -41,6 +43,25 @@ func (s *shardFlag) Set(v string) error {
 type partMeta struct {
 	Command  string   // the header's command line, without -shard
 	GOARCHes []string // the payloads per GOARCH of the go:generate mode; nil for one payload
+}
+
+// maxPart bounds a part file merge reads: every kernel's minimized BTF of
+// one shard, a few KB to a few hundred KB each.
+const maxPart = 1 << 30
+
+// check refuses meta that would name an output twice or outside the
+// package: each GOARCH once, and only GOARCHes Go builds Linux programs
+// for.
+func (m *partMeta) check() error {
+	for i, g := range m.GOARCHes {
+		if !generator.IsLinuxGOARCH(g) {
+			return fmt.Errorf("GOARCH %q is not one Go builds Linux programs for", g)
+		}
+		if slices.Contains(m.GOARCHes[:i], g) {
+			return fmt.Errorf("GOARCH %s listed twice", g)
+		}
+	}
+	return nil
 }
 
 // partPath is the part file a shard writes beside the Go file:
@@ -145,7 +166,7 @@ func runMerge(stdout, stderr io.Writer, args []string) error {
 	}
 	var parts []generator.Part
 	for _, p := range fs.Args() {
-		data, err := os.ReadFile(p)
+		data, err := regfile.ReadFile(p, maxPart)
 		if err != nil {
 			return err
 		}
@@ -157,6 +178,9 @@ func runMerge(stdout, stderr io.Writer, args []string) error {
 	}
 	var meta partMeta
 	if err := json.Unmarshal(m, &meta); err != nil {
+		return fmt.Errorf("%w: %s: %w", generator.ErrPart, parts[0].Name, err)
+	}
+	if err := meta.check(); err != nil {
 		return fmt.Errorf("%w: %s: %w", generator.ErrPart, parts[0].Name, err)
 	}
 	return writeResult(stdout, stderr, f, goFile, meta.Command, meta.GOARCHes, res)

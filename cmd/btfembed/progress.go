@@ -10,6 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // progress is a generator.Progress that must be stopped once the run is
@@ -107,7 +108,7 @@ func (p *barProgress) Done(kernel string, err error) {
 func (p *barProgress) Skipped(path string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.c, "btfembed: skipped %s: %v\n", path, err)
+	fmt.Fprintf(p.c, "btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error()))
 	if p.total > 0 {
 		p.total-- // an entry that is no kernel
 		p.setTotal()
@@ -153,7 +154,7 @@ func (p *lineProgress) Done(kernel string, err error) {
 func (p *lineProgress) Skipped(path string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "btfembed: skipped %s: %v\n", path, err)
+	fmt.Fprintf(p.w, "btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error()))
 	if p.total > 0 {
 		p.total-- // an entry that is no kernel
 	}

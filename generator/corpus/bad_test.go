@@ -49,7 +49,7 @@ func TestReadBadInputs(t *testing.T) {
 		{"a-truncated.btf.tar.xz", archive[:len(archive)/2], nil, "xz: "},
 		{"b-no-member.btf.tar.xz", tarXZ(t, extracttest.Section{Name: "README", Data: []byte("hello")}), ErrNoBTF, "tarball has no .btf member"},
 		{"c-empty.btf.tar.xz", tarXZ(t), ErrNoBTF, "empty tarball"},
-		{"d-zero-bytes.btf.tar.xz", nil, nil, "xz: "},
+		{"d-zero-bytes.btf.tar.xz", nil, ErrUnknownFormat, "unknown file format"},
 		{"e-not-btf.btf", []byte("this is not BTF at all, just some text"), nil, "not BTF"},
 		{"f-broken.btf", brokenBTF(t), nil, "parse BTF"},
 		{"vmlinux-g-no-btf", extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".rodata", Data: []byte(extracttest.Banner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},

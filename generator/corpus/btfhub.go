@@ -1,40 +1,39 @@
 package corpus
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/ulikunitz/xz"
 
 	"github.com/btfembed/btfembed/internal/extract"
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // btfhubSuffix ends every kernel file of the BTFHub-archive layout.
 const btfhubSuffix = ".btf.tar.xz"
 
-// readBTFHub returns the raw BTF inside a BTFHub archive file: an xz
-// compressed tar holding one regular member <release>.btf.
-func readBTFHub(data []byte) ([]byte, error) {
-	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
-	if err != nil {
-		return nil, err
+// isTar tells whether data is a tar archive: it starts with a POSIX tar
+// header ("ustar" at 257) or is an empty archive, blocks of zeros ending
+// in the two that end every archive.
+func isTar(data []byte) bool {
+	if extract.HasPrefixAt(data, 257, []byte("ustar")) {
+		return true
 	}
-	defer release()
-	return tarMemberBTF(tarball)
+	const block = 512
+	return len(data) >= 2*block && len(data)%block == 0 && !slices.ContainsFunc(data[:2*block], func(b byte) bool { return b != 0 })
 }
-
-// isTar tells whether data starts with a POSIX tar header ("ustar" at 257).
-func isTar(data []byte) bool { return extract.HasPrefixAt(data, 257, []byte("ustar")) }
 
 // tarMemberBTF returns the one regular member of a tarball whose name ends
 // in .btf. Two such members are an error: which is the kernel's would be a
 // guess.
 func tarMemberBTF(tarball []byte) ([]byte, error) {
-	tr := tarfile.NewReader(bytes.NewReader(tarball))
+	tr := tar.NewReader(bytes.NewReader(tarball))
 	members := 0
 	var (
 		btf  []byte
@@ -49,7 +48,7 @@ func tarMemberBTF(tarball []byte) ([]byte, error) {
 			return nil, fmt.Errorf("tar: %w", err)
 		}
 		members++
-		if h.Typeflag != tarfile.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
 			continue
 		}
 		if btf != nil {
@@ -77,11 +76,30 @@ func writeBTFHub(w io.Writer, release string, btf []byte) error {
 	if err != nil {
 		return fmt.Errorf("xz: %w", err)
 	}
-	if err := tarfile.WriteFile(xw, release+".btf", 0o644, btf); err != nil {
-		return fmt.Errorf("tar: %w", err)
+	if err := WriteBTFHubTar(xw, release, btf); err != nil {
+		return err
 	}
 	if err := xw.Close(); err != nil {
 		return fmt.Errorf("xz: %w", err)
+	}
+	return nil
+}
+
+// WriteBTFHubTar writes the tarball inside a BTFHub archive file: one
+// regular member <release>.btf, mode 0644, in the ustar format with no
+// owner and time 0, so the bytes depend on the arguments only.
+func WriteBTFHubTar(w io.Writer, release string, btf []byte) error {
+	tw := tar.NewWriter(w)
+	h := &tar.Header{Typeflag: tar.TypeReg, Name: release + ".btf", Mode: 0o644, Size: int64(len(btf)),
+		ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR}
+	if err := tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if _, err := tw.Write(btf); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("tar: %w", err)
 	}
 	return nil
 }

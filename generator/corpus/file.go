@@ -60,6 +60,8 @@ func ReadBTFFromReader(r io.Reader) (*File, error) {
 
 // fileBTF finds the BTF in a file's contents: one layer of compression as
 // files are shipped, then a BTFHub tarball, ELF, raw BTF or a kernel image.
+// It is the one reader that decides what a file is, whatever its name: a
+// corpus's <release>.btf.tar.xz goes through it too.
 func fileBTF(data []byte) (*File, error) {
 	// lzma's magic is too weak to trust on a whole file; extract.FindImageBTF
 	// finds it where a kernel image's header names it.
@@ -69,16 +71,15 @@ func fileBTF(data []byte) (*File, error) {
 			return nil, err
 		}
 		defer release()
-		if isTar(inner) {
-			btf, err := tarMemberBTF(inner)
-			if err != nil {
-				return nil, err
-			}
-			return &File{BTF: btf}, nil
-		}
 		data = inner
 	}
 	switch {
+	case isTar(data): // a BTFHub archive's tarball
+		btf, err := tarMemberBTF(data)
+		if err != nil {
+			return nil, err
+		}
+		return &File{BTF: btf}, nil
 	case extract.IsELF(data):
 		e, err := extract.ReadELFBTF(data)
 		if err != nil {

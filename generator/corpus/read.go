@@ -255,7 +255,13 @@ func readKernelFile(e entry) (*Kernel, error) {
 	k := &Kernel{Key: e.key, Path: e.path}
 	switch e.kind {
 	case kindBTFHub:
-		k.VMLinux, err = readBTFHub(data)
+		// What a .btf.tar.xz holds is decided as for every file a
+		// command is given (fileBTF), so ls, generate, min, inspect and
+		// import accept the same files.
+		var f *File
+		if f, err = fileBTF(data); err == nil {
+			k.VMLinux, k.Key = f.BTF, completeKey(k.Key, f.Key)
+		}
 	case kindRaw:
 		k.VMLinux, err = readRawBTF(filepath.Base(e.path), data)
 	case kindImage:

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"archive/tar"
 	"bufio"
 	"errors"
 	"fmt"
@@ -8,8 +9,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // DebControl holds the fields of a package's control file that tell the key.
@@ -85,7 +84,7 @@ func readDebControl(r io.Reader, format string) (DebControl, error) {
 		return c, err
 	}
 	defer dr.Close()
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -151,7 +150,7 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		images []DebImage
 	)
 	defer wg.Wait()
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -160,7 +159,7 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		if h.Typeflag != tarfile.TypeReg {
+		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
@@ -201,7 +200,7 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 // readMember reads a member whole, charged to the memory budget until
 // release. The header's size is checked against the cap but allocates
 // nothing: the buffer grows with the bytes that arrive.
-func readMember(tr *tarfile.Reader, h *tarfile.Header) ([]byte, func(), error) {
+func readMember(tr *tar.Reader, h *tar.Header) ([]byte, func(), error) {
 	if h.Size > MaxImage {
 		return nil, nil, fmt.Errorf("tar member %s: %d bytes: %w", h.Name, h.Size, ErrTooLarge)
 	}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -8,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // DWARFFile is a file with DWARF that a debug package holds, streamed to
@@ -137,7 +136,7 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 	}
 	defer dr.Close()
 	var q DiskQuota
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for n := 0; ; {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -146,7 +145,7 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		if h.Typeflag != tarfile.TypeReg {
+		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))

@@ -1,13 +1,12 @@
 package extract
 
 import (
+	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
-
-	"github.com/btfembed/btfembed/internal/tarfile"
 )
 
 // DebFiles calls fn, in archive order, with the path (relative, as in
@@ -43,7 +42,7 @@ func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(st
 		return err
 	}
 	defer dr.Close()
-	tr := tarfile.NewReader(dr)
+	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -53,7 +52,7 @@ func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(st
 			return fmt.Errorf("tar: %w", err)
 		}
 		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
-		if h.Typeflag != tarfile.TypeReg || !want(p) {
+		if h.Typeflag != tar.TypeReg || !want(p) {
 			continue
 		}
 		b, release, err := readMember(tr, h)

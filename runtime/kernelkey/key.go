@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // Key identifies one kernel build: what the generator embeds BTF for, what
@@ -23,13 +25,15 @@ type Key struct {
 
 // String formats the key as arch/release plus the distribution if known:
 // "x86_64/6.1.0-47-amd64 (debian 12)". It is the one spelling of a kernel
-// in tables, listings and errors.
+// in tables, listings and errors. Control characters, which a key read
+// from a payload or a part may hold, are escaped (safetext.Escape), so
+// printing a key never forges a line or drives the terminal.
 func (k Key) String() string {
 	s := k.Arch + "/" + k.Release
 	if k.Distro != "" || k.Version != "" {
 		s += " (" + strings.TrimSpace(k.Distro+" "+k.Version) + ")"
 	}
-	return s
+	return safetext.Escape(s)
 }
 
 // Compare orders keys by arch, release, distro and version: the order of

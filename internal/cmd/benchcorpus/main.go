@@ -46,7 +46,6 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/internal/tarfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -229,7 +228,7 @@ func writeKernel(root, format string, src *source, i int) error {
 // the xz command, which is many times faster than Go's xz writer.
 func writeBTFHub(path, rel string, btf []byte) error {
 	var tarball bytes.Buffer
-	if err := tarfile.WriteFile(&tarball, rel+".btf", 0o644, btf); err != nil {
+	if err := corpus.WriteBTFHubTar(&tarball, rel, btf); err != nil {
 		return err
 	}
 	cmd := exec.Command("xz", "-c", "-6", "-T1")

@@ -1,0 +1,77 @@
+package generator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// checkPartKernel checks what a part says of one kernel before Merge
+// embeds it: a part is an input like a corpus file (a CI artifact another
+// job wrote), and its SHA-256 trailer only tells it was not damaged.
+//
+//   - every key element passes the corpus paths' check
+//     (kernelkey.ValidatePathElement), the architecture is one btfembed
+//     knows, and the report's key is the entry's;
+//   - every module name passes the same check, once per entry;
+//   - every blob parses as BTF, the vmlinux BTF has the types and size
+//     the report gives, each module's split BTF parses over its distilled
+//     base, and the modules relocate onto the entry's vmlinux as the
+//     runtime relocates them (the oracle's loading of an entry);
+//   - the entry fits the runtime's default decode budget, so the payload
+//     it goes into serves it.
+func checkPartKernel(k *partKernel) error {
+	key := k.Entry.Key
+	fields := [][2]string{{"arch", key.Arch}, {"release", key.Release}, {"distro", key.Distro}, {"version", key.Version}}
+	for i, f := range fields {
+		if f[1] == "" && i >= 2 { // distro and version may be unknown
+			continue
+		}
+		if err := kernelkey.ValidatePathElement(f[1]); err != nil {
+			return fmt.Errorf("kernel %s: %s: %w", key, f[0], err)
+		}
+	}
+	if a, ok := kernelkey.NormalizeArch(key.Arch); !ok || a != key.Arch {
+		return fmt.Errorf("kernel %s: unknown architecture %q", key, key.Arch)
+	}
+	r := &k.Report
+	if (kernelkey.Key{Arch: r.Arch, Release: r.Release, Distro: r.Distro, Version: r.Version}) != key {
+		return fmt.Errorf("kernel %s: the report is of kernel %s/%s", key, r.Arch, r.Release)
+	}
+	vmlinux, err := rawbtf.Parse(k.Entry.VMLinux, nil)
+	if err != nil {
+		return fmt.Errorf("kernel %s: vmlinux BTF: %w", key, err)
+	}
+	if types := int(vmlinux.NextID() - 1); types != r.Types || len(k.Entry.VMLinux) != r.Bytes {
+		return fmt.Errorf("kernel %s: vmlinux BTF of %d types, %d bytes; the report says %d, %d", key, types, len(k.Entry.VMLinux), r.Types, r.Bytes)
+	}
+	total := uint64(len(k.Entry.VMLinux))
+	var names []string
+	for _, m := range k.Entry.Modules {
+		if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+			return fmt.Errorf("kernel %s: module name: %w", key, err)
+		}
+		if slices.Contains(names, m.Name) {
+			return fmt.Errorf("kernel %s: module %s twice", key, m.Name)
+		}
+		names = append(names, m.Name)
+		base, err := rawbtf.Parse(m.Base, nil)
+		if err != nil {
+			return fmt.Errorf("kernel %s: module %s: distilled base: %w", key, m.Name, err)
+		}
+		if _, err := rawbtf.Parse(m.Split, base); err != nil {
+			return fmt.Errorf("kernel %s: module %s: split BTF: %w", key, m.Name, err)
+		}
+		total += uint64(len(m.Base) + len(m.Split))
+	}
+	if total > payload.DefaultBudget {
+		return fmt.Errorf("kernel %s: %d bytes of BTF, more than the runtime's decode budget of %d", key, total, payload.DefaultBudget)
+	}
+	if _, err := minimizedTargets(&k.Entry); err != nil {
+		return fmt.Errorf("kernel %s: %w", key, err)
+	}
+	return nil
+}
