@@ -2,6 +2,7 @@ package vmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,15 @@ import (
 // the initramfs needs: CGO_ENABLED=0, so no dynamic loader is needed, and
 // -trimpath so no host path is embedded. It returns the binary's contents.
 func Build(ctx context.Context, pkg, arch string) ([]byte, error) {
+	return BuildWith(ctx, pkg, arch, nil)
+}
+
+// BuildWith is Build with files of the source tree replaced, by absolute
+// path, through go build's -overlay: the field test builds
+// examples/execsnoop with its own payload in place of the committed
+// kernelbtf_<goarch>.btfembed, as a user who generated the payload for
+// their own kernels would have it (go:embed reads overlaid files).
+func BuildWith(ctx context.Context, pkg, arch string, replace map[string][]byte) ([]byte, error) {
 	goarch, err := GOARCH(arch)
 	if err != nil {
 		return nil, err
@@ -23,8 +33,29 @@ func Build(ctx context.Context, pkg, arch string) ([]byte, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	args := []string{"build", "-trimpath", "-ldflags=-s -w"}
+	if len(replace) > 0 {
+		overlay := map[string]map[string]string{"Replace": {}}
+		i := 0
+		for path, data := range replace {
+			file := filepath.Join(dir, fmt.Sprintf("replace-%d", i))
+			i++
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				return nil, err
+			}
+			overlay["Replace"][path] = file
+		}
+		js, err := json.Marshal(overlay)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "overlay.json"), js, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, "-overlay", filepath.Join(dir, "overlay.json"))
+	}
 	out := filepath.Join(dir, "bin")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, pkg)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build %s for %s: %w\n%s", pkg, goarch, err, msg)

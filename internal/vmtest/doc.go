@@ -3,9 +3,9 @@
 //
 // A test builds its /init, a static Go program (Build), packs it with the
 // files it needs into a newc initramfs (WriteCPIO), and boots a kernel
-// image with it (Run): qemu-system-x86_64 or qemu-system-aarch64 with TCG
-// (KVM is not assumed), the console on the first serial port, no reboot,
-// panic=-1. The guest calls StartGuest (proc, sysfs, devtmpfs and tracefs
+// image with it (Run): qemu-system-x86_64, qemu-system-i386 or
+// qemu-system-aarch64 with TCG (KVM is not assumed), the console on the
+// first serial port, no reboot, panic=-1. The guest calls StartGuest (proc, sysfs, devtmpfs and tracefs
 // mounted, /dev/console as stdio), reports results with Guest.Emit and ends
 // with Guest.Done, which powers off.
 //
@@ -28,9 +28,15 @@
 // # The field test
 //
 // TestField (field_test.go) is btfembed's proof on real kernels: it boots
-// every kernel of $BTFEMBED_CORPUS with its BTF hidden and visible, with
-// fieldinit as /init, and compares what loads, with itself and with
-// package predict's load predictions (prediction_test.go); field.go holds the layout
-// and records both sides share, and ProgramLoad is the per-program verdict
-// other tools can compare against (-field.out writes them as FieldResult).
+// every kernel of $BTFEMBED_CORPUS that has BTF (Debian 12's, and Debian
+// 11's 5.10 with its older verifier) with its BTF hidden and visible, and
+// the kernels built without BTF as they are: nobtf/'s custom 6.1, whose
+// corpus entry is imported from its DWARF with pahole, and, with
+// $BTFEMBED_FETCH set, Debian's 686-pae fetched from Debian's archive with
+// its -dbg package (nobtf_test.go, kerneltest.Debian686PAE), booted in
+// qemu-system-i386 with a GOARCH=386 /init. fieldinit is the /init; the
+// test compares what loads, with itself and with package predict's load
+// predictions (prediction_test.go); field.go holds the layout and records
+// both sides share, and ProgramLoad is the per-program verdict other tools
+// can compare against (-field.out writes them as FieldResult).
 package vmtest

@@ -70,14 +70,15 @@ type FieldExecsnoop struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// FieldResult is one kernel's verdicts from both boots, as
+// FieldResult is one kernel's verdicts from its boots, as
 // `go test ./internal/vmtest -run TestField -field.out DIR` writes them to
-// DIR/<release>.json (deb-<release>.json for the package's kernel), for
+// DIR/<name>.json (the test's name for the kernel, / as -:
+// deb-<release>.json for the package's kernel, nobtf-<release>.json), for
 // comparison with predictions.
 type FieldResult struct {
 	Kernel    string        `json:"kernel"` // the test's name for it
 	Arch      string        `json:"arch"`
 	Release   string        `json:"release"`
-	KernelBTF []ProgramLoad `json:"kernel_btf"` // BTF visible
-	Embedded  []ProgramLoad `json:"embedded"`   // BTF hidden, embedded BTF selected
+	KernelBTF []ProgramLoad `json:"kernel_btf"` // BTF visible; none for a kernel without BTF
+	Embedded  []ProgramLoad `json:"embedded"`   // BTF hidden or absent, embedded BTF selected
 }

@@ -3,7 +3,9 @@ package vmtest_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,25 +29,58 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// fieldKernel is one kernel of the shared corpus the field test boots.
+// fieldKernel is one kernel the field test boots.
 type fieldKernel struct {
-	release string
+	release string // empty for fetched: the archive's newest
 	arch    string
-	// fromDeb takes the image from the corpus's distribution package
-	// instead of images/, and loads nf_conntrack and its dependencies from
-	// the package's modules.
-	fromDeb bool
+	// distro and version are the guest's os-release and the corpus
+	// entry it must select.
+	distro, version string
+	source          kernelSource
 }
+
+// kernelSource says where a field kernel's image and its corpus BTF come
+// from.
+type kernelSource uint8
+
+const (
+	// fromImages: images/vmlinuz-<release> of the shared corpus, BTF from
+	// testdata/btfhub.
+	fromImages kernelSource = iota
+	// fromDeb: image and modules from the corpus's distribution package
+	// (debPackage); nf_conntrack and its dependencies are loaded.
+	fromDeb
+	// fromOlder: images/vmlinuz-<release>, BTF from the shared corpus's
+	// btfhub/ (Debian 11), which testdata does not ship.
+	fromOlder
+	// fromDWARF: built without BTF (the corpus's nobtf/); its entry is
+	// imported from its DWARF vmlinux with pahole.
+	fromDWARF
+	// fromArchive: Debian's 686-pae, built without BTF, fetched from
+	// Debian's archive with its -dbg package (kerneltest.Debian686PAE),
+	// whose DWARF vmlinux the entry is imported from.
+	fromArchive
+)
+
+// ownBTF says whether the kernel has /sys/kernel/btf/vmlinux. Kernels
+// with it are booted twice, BTF hidden and visible; kernels without it
+// once, as they are.
+func (k fieldKernel) ownBTF() bool { return k.source != fromDWARF && k.source != fromArchive }
 
 // execsnoopObject is bpf2go's object of examples/execsnoop for k's
 // architecture (the generator pairs each with its architecture's kernels).
 func (k fieldKernel) execsnoopObject() string {
-	return map[string]string{"x86_64": "bpf_x86_bpfel.o", "arm64": "bpf_arm64_bpfel.o"}[k.arch]
+	return map[string]string{"x86_64": "bpf_x86_bpfel.o", "i386": "bpf_x86_bpfel.o", "arm64": "bpf_arm64_bpfel.o"}[k.arch]
 }
 
 func (k fieldKernel) name() string {
-	if k.fromDeb {
+	switch k.source {
+	case fromDeb:
 		return "deb/" + k.release
+	case fromDWARF:
+		return "nobtf/" + k.release
+	case fromArchive:
+		return "debian-686-pae"
 	}
 	return k.release
 }
@@ -52,23 +88,33 @@ func (k fieldKernel) name() string {
 // fieldKernels are booted in this order; the slowest (arm64 under TCG on
 // an x86 host) first, so that it does not run alone at the end.
 var fieldKernels = []fieldKernel{
-	{release: "6.1.0-57-arm64", arch: "arm64"},
-	{release: "6.1.0-47-amd64", arch: "x86_64"},
-	{release: "6.1.0-50-cloud-amd64", arch: "x86_64"},
-	{release: "6.12.118+deb12-amd64", arch: "x86_64"},
-	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", fromDeb: true},
+	{release: "6.1.0-57-arm64", arch: "arm64", distro: "debian", version: "12"},
+	{arch: "i386", distro: "debian", version: "12", source: fromArchive},
+	{release: "6.1.0-47-amd64", arch: "x86_64", distro: "debian", version: "12"},
+	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", distro: "debian", version: "12"},
+	{release: "6.12.118+deb12-amd64", arch: "x86_64", distro: "debian", version: "12"},
+	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", distro: "debian", version: "12", source: fromDeb},
+	{release: "5.10.0-32-amd64", arch: "x86_64", distro: "debian", version: "11", source: fromOlder},
+	{release: "6.1.176", arch: "x86_64", distro: "debian", version: "12", source: fromDWARF},
 }
 
 const (
 	debPackage = "packages/linux-image-6.1.0-50-cloud-amd64-unsigned_6.1.176-1_amd64.deb"
 	debModule  = "nf_conntrack" // loaded with its dependencies on the deb's kernel
-	osRelease  = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\nVERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\n"
 )
+
+// osRelease is the guest's /etc/os-release for a Debian version.
+func osRelease(version string) string {
+	codename := map[string]string{"11": "bullseye", "12": "bookworm"}[version]
+	return fmt.Sprintf("PRETTY_NAME=\"Debian GNU/Linux %[1]s (%[2]s)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"%[1]s\"\nVERSION=\"%[1]s (%[2]s)\"\nVERSION_CODENAME=%[2]s\nID=debian\n", version, codename)
+}
 
 // needsKernelBTF holds the program types that attach by the kernel's BTF
 // IDs (tp_btf, fentry, fexit, fmod_ret, iter: Tracing; lsm; struct_ops;
-// freplace: Extension). They cannot load on a kernel without BTF whatever
-// BTF is embedded, so they are left out of the comparison.
+// freplace: Extension). With the kernel's BTF hidden they cannot find
+// their target, whatever BTF is embedded, though the kernel has BTF: the
+// boots with BTF hidden leave them out of the comparisons. On kernels
+// built without BTF they are compared: the prediction must say fails.
 var needsKernelBTF = map[string]bool{
 	ebpf.Tracing.String():   true,
 	ebpf.LSM.String():       true,
@@ -76,20 +122,23 @@ var needsKernelBTF = map[string]bool{
 	ebpf.Extension.String(): true,
 }
 
-// TestField boots every kernel of the shared corpus twice, the way an agent
-// meets it: with its BTF hidden (a kernel without BTF) and visible. The
-// guest selects BTF with runtime's CollectionOptions(nil), nothing forced,
-// from a payload the generator made for the testdata corpus and objects,
-// loads every program of every object with it, and runs the execsnoop
-// example. With BTF hidden the selector must pick the embedded entry by
-// uname and os-release; every program that loads with the kernel's BTF
-// must load with the embedded BTF; execsnoop must report the guest's exec
-// with the right pid, parent pid and comm. On the kernel of the .deb, the
-// guest first loads nf_conntrack and its dependencies, and a kprobe reading
-// nf_conntrack's module types must load with the embedded module BTF.
-// Each boot's verdicts are also compared with package predict's
-// (prediction_test.go): a contradiction fails the test, and the match
-// rate is logged per kernel and in total.
+// TestField boots every kernel of the shared corpus the way an agent
+// meets it. A kernel with BTF is booted twice, with its BTF hidden (a
+// kernel without BTF) and visible; a kernel built without BTF (nobtf/,
+// Debian's 686-pae with $BTFEMBED_FETCH) once, as it is, with nothing
+// hidden. The guest selects BTF with runtime's CollectionOptions(nil),
+// nothing forced, from a payload the generator made for the corpus and the
+// objects, loads every program of every object with it, and runs the
+// execsnoop example, built with that payload. Without the kernel's BTF the
+// selector must pick the embedded entry by uname and os-release; every
+// program that loads with the kernel's BTF must load with the embedded
+// BTF; execsnoop must report the guest's exec with the right pid, parent
+// pid and comm. On the kernel of the .deb, the guest first loads
+// nf_conntrack and its dependencies, and a kprobe reading nf_conntrack's
+// module types must load with the embedded module BTF. Each boot's
+// verdicts are also compared with package predict's (prediction_test.go):
+// a contradiction fails the test, and the counts are logged per kernel and
+// in total.
 func TestField(t *testing.T) {
 	dir := kerneltest.SharedCorpus(t)
 	total := &matchTotal{}
@@ -97,46 +146,86 @@ func TestField(t *testing.T) {
 	for _, k := range fieldKernels {
 		t.Run(k.name(), func(t *testing.T) {
 			vmtest.Require(t, k.arch)
+			var extra *fetched
+			if k.source == fromArchive {
+				deb := kerneltest.Debian686PAE(t)
+				k.release = deb.Release
+				extra = &fetched{deb: deb}
+			}
 			t.Parallel()
 			fx, err := fieldFixture(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := fx.machine(t, dir, k)
+			if extra != nil {
+				if err := extra.prepare(t.Context(), fx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := fx.machine(t, dir, k, extra)
 			if err != nil {
 				t.Fatal(err)
 			}
-			hidden, visible := bootBoth(t, m)
+			var boots []fieldBoot
+			if k.ownBTF() {
+				hidden, visible := bootBoth(t, m)
+				boots = []fieldBoot{{sideVisible, visible}, {sideHidden, hidden}}
+			} else {
+				b, err := vmtest.Run(t.Context(), &m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				boots = []fieldBoot{{sideNone, b}}
+			}
 			if *fieldOut != "" {
-				if err := writeResult(*fieldOut, k, hidden, visible); err != nil {
+				if err := writeResult(*fieldOut, k, boots); err != nil {
 					t.Error(err)
 				}
 			}
-			problems := checkField(k, hidden, visible)
-			for _, p := range problems {
+			for _, p := range checkField(k, boots) {
 				t.Error(p)
 			}
-			t.Log(summary(k, hidden, visible))
-			total.addKernel(checkPredictions(t, fx, k, hidden, visible))
+			t.Log(summary(k, boots))
+			total.addKernel(k, checkPredictions(t, fx, extra, k, boots))
 		})
 	}
+}
+
+// side is how a boot shows the kernel's BTF.
+type side uint8
+
+const (
+	sideVisible side = iota // the kernel's own BTF
+	sideHidden              // the kernel's BTF hidden under a tmpfs
+	sideNone                // a kernel built without BTF
+)
+
+var sideNames = [...]string{"kernel BTF", "BTF hidden", "no BTF"}
+
+func (s side) String() string { return sideNames[s] }
+
+// fieldBoot is one boot of a kernel.
+type fieldBoot struct {
+	side side
+	boot *vmtest.Boot
 }
 
 var fieldOut = flag.String("field.out", "", "write each kernel's per-program verdicts as JSON (vmtest.FieldResult) into this directory")
 
 // writeResult writes kernel k's verdicts into dir.
-func writeResult(dir string, k fieldKernel, hidden, visible *vmtest.Boot) error {
+func writeResult(dir string, k fieldKernel, boots []fieldBoot) error {
 	res := vmtest.FieldResult{Kernel: k.name(), Arch: k.arch, Release: k.release}
-	for _, side := range []struct {
-		boot *vmtest.Boot
-		out  *[]vmtest.ProgramLoad
-	}{{visible, &res.KernelBTF}, {hidden, &res.Embedded}} {
-		for _, rec := range side.boot.Find(vmtest.KindProgramLoad) {
+	for _, b := range boots {
+		out := &res.Embedded
+		if b.side == sideVisible {
+			out = &res.KernelBTF
+		}
+		for _, rec := range b.boot.Find(vmtest.KindProgramLoad) {
 			var p vmtest.ProgramLoad
 			if err := rec.Decode(&p); err != nil {
 				return err
 			}
-			*side.out = append(*side.out, p)
+			*out = append(*out, p)
 		}
 	}
 	data, err := json.MarshalIndent(res, "", "\t")
@@ -214,86 +303,97 @@ func decodeRun(b *vmtest.Boot) (*fieldRun, error) {
 	return r, nil
 }
 
-// mustLoad are programs that load on every kernel with either BTF, so that
-// the comparison is never vacuous; the kprobe into nf_conntrack's types
-// needs the module, loaded only on the deb's kernel.
+// mustLoad are programs that load on every kernel with any BTF, so that
+// the comparison is never vacuous: execsnoop and the feature objects'
+// controls; the kprobe into nf_conntrack's types needs the module, loaded
+// only on the deb's kernel.
 func mustLoad(k fieldKernel) []string {
-	progs := []string{k.execsnoopObject() + "/handle_exec"}
-	if k.fromDeb {
+	progs := []string{k.execsnoopObject() + "/handle_exec", "control-el.o/control_kprobe", "control-el.o/control_tracepoint"}
+	if k.source == fromDeb {
 		progs = append(progs, "conntrack_kprobe-el.o/ct_delete_kprobe")
 	}
 	return progs
 }
 
-// checkField compares the two boots of kernel k and returns every problem.
-func checkField(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) []string {
-	hidden, err := decodeRun(hiddenBoot)
-	if err != nil {
-		return []string{fmt.Sprintf("BTF hidden: %v", err)}
-	}
-	visible, err := decodeRun(visibleBoot)
-	if err != nil {
-		return []string{fmt.Sprintf("BTF visible: %v", err)}
-	}
+// checkField checks each boot of kernel k, and compares the boots with
+// BTF hidden and visible; it returns every problem.
+func checkField(k fieldKernel, boots []fieldBoot) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
-	for _, r := range []*fieldRun{hidden, visible} {
-		if r.host.Release != k.release || !r.host.KernelBTF {
-			bad("booted %s (kernel BTF %v), want %s with /sys/kernel/btf/vmlinux", r.host.Release, r.host.KernelBTF, k.release)
+	runs := map[side]*fieldRun{}
+	for _, b := range boots {
+		r, err := decodeRun(b.boot)
+		if err != nil {
+			bad("%s: %v", b.side, err)
+			continue
 		}
-		for _, m := range r.modules {
-			if m.Error != "" {
-				bad("module %s: %s", m.Name, m.Error)
+		runs[b.side] = r
+		for _, p := range checkRun(k, b.side, r) {
+			bad("%s: %s", b.side, p)
+		}
+	}
+	hidden, visible := runs[sideHidden], runs[sideVisible]
+	if hidden != nil && visible != nil && hidden.sel.Error == "" && visible.sel.Error == "" {
+		for _, key := range sortedKeys(visible.programs) {
+			v, h := visible.programs[key], hidden.programs[key]
+			switch {
+			case h.Program == "":
+				bad("%s: tried with BTF visible only", key)
+			case needsKernelBTF[v.Type]:
+				// Attaches by BTF ID: cannot load with the BTF hidden.
+			case v.Loaded && !h.Loaded:
+				bad("%s (%s) loads with the kernel's BTF, not with the embedded BTF: %s", key, v.Section, h.Error)
 			}
 		}
-	}
-	if !hidden.host.Hidden || visible.host.Hidden {
-		bad("BTF hidden %v and %v, want true and false", hidden.host.Hidden, visible.host.Hidden)
-	}
-	if s := hidden.sel; s.Error != "" || s.Source != "embedded" || s.Release != k.release || s.Distro != "debian" || s.Version != "12" {
-		bad("BTF hidden: selected %+v, want the embedded entry debian 12 %s", s, k.release)
-	}
-	if s := visible.sel; s.Error != "" || s.Source != "kernel" {
-		bad("BTF visible: selected %+v, want the kernel's BTF", s)
-	}
-	if k.fromDeb && !slices.Contains(hidden.sel.Modules, debModule) {
-		bad("BTF hidden: embedded modules %v, want %s", hidden.sel.Modules, debModule)
-	}
-	if hidden.sel.Error != "" || visible.sel.Error != "" {
-		return problems // the guest loaded nothing
-	}
-
-	for _, key := range sortedKeys(visible.programs) {
-		v, h := visible.programs[key], hidden.programs[key]
-		switch {
-		case h.Program == "":
-			bad("%s: tried with BTF visible only", key)
-		case needsKernelBTF[v.Type]:
-			// Attaches by BTF ID: cannot load without kernel BTF.
-		case v.Loaded && !h.Loaded:
-			bad("%s (%s) loads with the kernel's BTF, not with the embedded BTF: %s", key, v.Section, h.Error)
-		}
-	}
-	if len(hidden.programs) != len(visible.programs) {
-		bad("%d programs tried with BTF hidden, %d visible", len(hidden.programs), len(visible.programs))
-	}
-	for _, key := range mustLoad(k) {
-		for which, r := range map[string]*fieldRun{"hidden": hidden, "visible": visible} {
-			if p := r.programs[key]; !p.Loaded {
-				bad("%s does not load with BTF %s: %s", key, which, p.Error)
-			}
-		}
-	}
-
-	for which, r := range map[string]*fieldRun{"embedded": hidden, "kernel": visible} {
-		e := r.execsnoop
-		if e.Error != "" || !strings.Contains(e.Banner, "BTF from "+which) ||
-			e.Pid != e.WantPid || e.Ppid != e.WantPpid || e.Comm != path.Base(vmtest.FieldExecChild) {
-			bad("execsnoop with %s BTF: %+v, want BTF from %s and comm %s", which, e, which, path.Base(vmtest.FieldExecChild))
+		if len(hidden.programs) != len(visible.programs) {
+			bad("%d programs tried with BTF hidden, %d visible", len(hidden.programs), len(visible.programs))
 		}
 	}
 	slices.Sort(problems)
+	return problems
+}
+
+// checkRun checks one boot of kernel k: the kernel, the selection, the
+// programs that must load and execsnoop's event.
+func checkRun(k fieldKernel, s side, r *fieldRun) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if r.host.Release != k.release || r.host.KernelBTF != k.ownBTF() {
+		bad("booted %s (/sys/kernel/btf/vmlinux: %v), want %s (%v)", r.host.Release, r.host.KernelBTF, k.release, k.ownBTF())
+	}
+	if r.host.Hidden != (s == sideHidden) {
+		bad("BTF hidden %v", r.host.Hidden)
+	}
+	for _, m := range r.modules {
+		if m.Error != "" {
+			bad("module %s: %s", m.Name, m.Error)
+		}
+	}
+	which := "embedded"
+	if s == sideVisible {
+		which = "kernel"
+		if r.sel.Error != "" || r.sel.Source != "kernel" {
+			bad("selected %+v, want the kernel's BTF", r.sel)
+		}
+	} else if e := r.sel; e.Error != "" || e.Source != "embedded" || e.Release != k.release || e.Distro != k.distro || e.Version != k.version {
+		bad("selected %+v, want the embedded entry %s %s %s", e, k.distro, k.version, k.release)
+	}
+	if k.source == fromDeb && s != sideVisible && !slices.Contains(r.sel.Modules, debModule) {
+		bad("embedded modules %v, want %s", r.sel.Modules, debModule)
+	}
+	if r.sel.Error != "" {
+		return problems // the guest loaded nothing
+	}
+	for _, key := range mustLoad(k) {
+		if p := r.programs[key]; !p.Loaded {
+			bad("%s does not load: %s", key, p.Error)
+		}
+	}
+	e := r.execsnoop
+	if e.Error != "" || !strings.Contains(e.Banner, "BTF from "+which) ||
+		e.Pid != e.WantPid || e.Ppid != e.WantPpid || e.Comm != path.Base(vmtest.FieldExecChild) {
+		bad("execsnoop: %+v, want BTF from %s and comm %s", e, which, path.Base(vmtest.FieldExecChild))
+	}
 	return problems
 }
 
@@ -306,50 +406,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// summary is the line the test logs per kernel: what loaded with either
-// BTF, and the boot times.
-func summary(k fieldKernel, hiddenBoot, visibleBoot *vmtest.Boot) string {
-	count := func(b *vmtest.Boot) (loaded, excluded, total int, names []string) {
-		r, err := decodeRun(b)
+// summary is the line the test logs per kernel: what loaded on each boot,
+// and the boot times.
+func summary(k fieldKernel, boots []fieldBoot) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s (%s):", k.name(), k.release)
+	for _, b := range boots {
+		r, err := decodeRun(b.boot)
 		if err != nil {
-			return
+			continue
 		}
+		var names []string
 		for _, key := range sortedKeys(r.programs) {
-			p := r.programs[key]
-			total++
-			if needsKernelBTF[p.Type] {
-				excluded++
-			}
-			if p.Loaded {
-				loaded++
+			if r.programs[key].Loaded {
 				names = append(names, key)
 			}
 		}
-		return
+		fmt.Fprintf(&sb, "\n  %s: %d/%d programs loaded; boot to /init %.1fs, total %.1fs\n    %s",
+			b.side, len(names), len(r.programs), b.boot.UntilInit.Seconds(), b.boot.Total.Seconds(), strings.Join(names, " "))
 	}
-	kl, kx, kt, kn := count(visibleBoot)
-	el, _, et, en := count(hiddenBoot)
-	return fmt.Sprintf("%s: kernel BTF %d/%d programs loaded (%d need kernel BTF to attach), embedded BTF %d/%d; boot to /init %.1fs and %.1fs, total %.1fs and %.1fs\n  kernel:   %s\n  embedded: %s",
-		k.name(), kl, kt, kx, el, et,
-		visibleBoot.UntilInit.Seconds(), hiddenBoot.UntilInit.Seconds(), visibleBoot.Total.Seconds(), hiddenBoot.Total.Seconds(),
-		strings.Join(kn, " "), strings.Join(en, " "))
+	return sb.String()
 }
 
 // fixture is what every boot shares, made once per test binary.
 type fixture struct {
-	payload []byte
-	objects []vmtest.File
+	corpusDir string
+	// objectPaths are the objects the payload is generated for.
+	objectPaths []string
+	payload     []byte
+	objects     []vmtest.File
 	// archObjects are the objects of one architecture (execsnoop's).
 	archObjects map[string]vmtest.File
 	// debImage and debModules come from the distribution package:
 	// the kernel image and debModule with its dependencies, in load order.
 	debImage   []byte
 	debModules []vmtest.File
+	// conntrack is the deb's nf_conntrack, paired in the payload with
+	// testdata's vmlinux BTF of the same kernel.
+	conntrack []byte
+	// nobtfEntry is the corpus file imported from nobtf's DWARF.
+	nobtfEntry []byte
 	// corpus is the full BTF the payload was generated from, by
 	// corpusKey, for the predictions the boots are compared with.
 	corpus map[string]*corpus.Kernel
 
-	builds sync.Map // arch -> *archBuild
+	builds sync.Map // arch and payload digest -> *archBuild
 }
 
 type archBuild struct {
@@ -376,11 +477,17 @@ func repoPath(parts ...string) string {
 	return filepath.Join(append([]string{kerneltest.Dir(), ".."}, parts...)...)
 }
 
+// Keys of the corpus entries the fixture adds to testdata's.
+var (
+	debKey   = kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: "6.1.0-50-cloud-amd64"}
+	olderKey = kernelkey.Key{Distro: "debian", Version: "11", Arch: "x86_64", Release: "5.10.0-32-amd64"}
+	nobtfKey = kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: "6.1.176"}
+)
+
 func newFixture(corpusDir string) (*fixture, error) {
-	fx := &fixture{}
+	fx := &fixture{corpusDir: corpusDir}
 	deb := filepath.Join(corpusDir, debPackage)
-	release := "6.1.0-50-cloud-amd64"
-	image, modules, err := debKernel(deb, release, debModule)
+	image, modules, err := debKernel(deb, debKey.Release, debModule)
 	if err != nil {
 		return nil, err
 	}
@@ -390,21 +497,34 @@ func newFixture(corpusDir string) (*fixture, error) {
 			Path: fmt.Sprintf("%s/%02d-%s.ko", vmtest.FieldModules, i, m.name), Mode: 0o644, Data: m.data,
 		})
 	}
+	fx.conntrack = modules[len(modules)-1].data
+	vmlinux := filepath.Join(corpusDir, nobtfDir, "vmlinux-"+nobtfKey.Release+".xz")
+	if fx.nobtfEntry, err = dwarfEntry(context.Background(), vmlinux, nobtfKey); err != nil {
+		return nil, err
+	}
 
-	// The payload: the testdata corpus with its modules, plus the deb's
-	// nf_conntrack paired with testdata's vmlinux BTF of the same kernel.
 	objects, err := filepath.Glob(repoPath("testdata", "objects", "*-el.o"))
 	if err != nil {
 		return nil, err
 	}
+	features, err := filepath.Glob(repoPath("testdata", "objects", "features", "*-el.o"))
+	if err != nil {
+		return nil, err
+	}
+	objects = append(objects, features...)
 	objects = append(objects, repoPath("internal", "vmtest", "testdata", "conntrack_kprobe-el.o"))
 	fx.archObjects = map[string]vmtest.File{}
 	for _, k := range fieldKernels {
 		objects = append(objects, repoPath("examples", "execsnoop", k.execsnoopObject()))
 	}
 	slices.Sort(objects)
-	objects = slices.Compact(objects)
-	for _, o := range objects {
+	fx.objectPaths = slices.Compact(objects)
+	names := map[string]string{}
+	for _, o := range fx.objectPaths {
+		if other, ok := names[filepath.Base(o)]; ok {
+			return nil, fmt.Errorf("objects %s and %s have one name in the guest", other, o)
+		}
+		names[filepath.Base(o)] = o
 		data, err := os.ReadFile(o)
 		if err != nil {
 			return nil, err
@@ -419,54 +539,144 @@ func newFixture(corpusDir string) (*fixture, error) {
 			}
 		}
 	}
-	modRoot, err := os.MkdirTemp("", "btfembed-field-")
+	fx.payload, fx.corpus, err = fx.generate(nil)
+	return fx, err
+}
+
+// extraRoot is a corpus root holding one more kernel: its corpus file, and
+// its module files by name.
+type extraRoot struct {
+	key     kernelkey.Key
+	entry   []byte            // a BTFHub archive; nil: modules only
+	modules map[string][]byte // name.ko -> contents
+}
+
+// generate makes the payload for the objects and the corpus: testdata's
+// kernels with their modules, the deb's nf_conntrack, Debian 11's 5.10
+// from the shared corpus, the entry imported from nobtf's DWARF, and the
+// extra roots. It also reads that corpus, with full BTF, by corpusKey.
+func (fx *fixture) generate(extra []extraRoot) ([]byte, map[string]*corpus.Kernel, error) {
+	older, err := os.ReadFile(filepath.Join(fx.corpusDir, "btfhub", olderKey.Distro, olderKey.Version, olderKey.Arch, olderKey.Release+".btf.tar.xz"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(modRoot)
-	modDir := corpus.ModulesPath(modRoot, kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: release})
-	if err := os.MkdirAll(modDir, 0o755); err != nil {
-		return nil, err
+	extra = append([]extraRoot{
+		{key: debKey, modules: map[string][]byte{debModule + ".ko": fx.conntrack}},
+		{key: olderKey, entry: older},
+		{key: nobtfKey, entry: fx.nobtfEntry},
+	}, extra...)
+	tmp, err := os.MkdirTemp("", "btfembed-field-")
+	if err != nil {
+		return nil, nil, err
 	}
-	conntrack := modules[len(modules)-1]
-	if err := os.WriteFile(filepath.Join(modDir, conntrack.name+".ko"), conntrack.data, 0o644); err != nil {
-		return nil, err
+	defer os.RemoveAll(tmp)
+	roots := []string{repoPath("testdata", "btfhub"), repoPath("testdata", "corpus-extra")}
+	for i, e := range extra {
+		root := filepath.Join(tmp, strconv.Itoa(i))
+		if e.entry != nil {
+			if err := writeFile(corpus.KernelPath(root, e.key), e.entry); err != nil {
+				return nil, nil, err
+			}
+		}
+		for name, data := range e.modules {
+			if err := writeFile(filepath.Join(corpus.ModulesPath(root, e.key), name), data); err != nil {
+				return nil, nil, err
+			}
+		}
+		roots = append(roots, root)
 	}
-	roots := []string{repoPath("testdata", "btfhub"), repoPath("testdata", "corpus-extra"), modRoot}
 	res, err := generator.Generate(context.Background(), &generator.Args{
-		Objects: objects,
+		Objects: fx.objectPaths,
 		Corpus:  roots,
 		Strict:  true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("generate the payload: %w", err)
+		return nil, nil, fmt.Errorf("generate the payload: %w", err)
 	}
-	if fx.payload, err = res.Payload(); err != nil {
-		return nil, err
+	payload, err := res.Payload()
+	if err != nil {
+		return nil, nil, err
 	}
-	if fx.corpus, err = readCorpus(roots); err != nil {
-		return nil, err
-	}
-	return fx, nil
+	kernels, err := readCorpus(roots)
+	return payload, kernels, err
 }
 
-// build returns /init and execsnoop for arch, built once.
-func (fx *fixture) build(arch string) (init, execsnoop []byte, err error) {
-	v, _ := fx.builds.LoadOrStore(arch, &archBuild{})
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// fetched is Debian's 686-pae kernel, made ready for its boot: its image,
+// the entry imported from its -dbg package, and a payload and corpus that
+// hold it besides the fixture's kernels.
+type fetched struct {
+	deb     kerneltest.DebianKernel
+	image   []byte
+	payload []byte
+	corpus  map[string]*corpus.Kernel
+}
+
+// prepare imports the kernel's DWARF and generates its payload.
+func (f *fetched) prepare(ctx context.Context, fx *fixture, k fieldKernel) error {
+	key := kernelkey.Key{Distro: k.distro, Version: k.version, Arch: k.arch, Release: k.release}
+	image, _, err := debKernel(f.deb.Image, k.release, "")
+	if err != nil {
+		return err
+	}
+	f.image = image
+	entry, err := dwarfEntry(ctx, f.deb.Dbg, key)
+	if err != nil {
+		return err
+	}
+	f.payload, f.corpus, err = fx.generate([]extraRoot{{key: key, entry: entry}})
+	return err
+}
+
+// build returns /init and execsnoop for arch, built once per payload:
+// execsnoop embeds payload in place of its committed one, as a user who
+// generated it for their own kernels would have it.
+func (fx *fixture) build(arch string, payload []byte) (init, execsnoop []byte, err error) {
+	sum := sha256.Sum256(payload)
+	v, _ := fx.builds.LoadOrStore(arch+"/"+hex.EncodeToString(sum[:]), &archBuild{})
 	b := v.(*archBuild)
 	b.once.Do(func() {
 		ctx := context.Background()
 		if b.init, b.err = vmtest.Build(ctx, "github.com/btfembed/btfembed/internal/vmtest/fieldinit", arch); b.err != nil {
 			return
 		}
-		b.execsnoop, b.err = vmtest.Build(ctx, "github.com/btfembed/btfembed/examples/execsnoop", arch)
+		goarch, err := vmtest.GOARCH(arch)
+		if err != nil {
+			b.err = err
+			return
+		}
+		file, ok := execsnoopPayloads[goarch]
+		if !ok {
+			b.err = fmt.Errorf("examples/execsnoop embeds no payload for GOARCH %s", goarch)
+			return
+		}
+		replace := map[string][]byte{repoPath("examples", "execsnoop", file): payload}
+		b.execsnoop, b.err = vmtest.BuildWith(ctx, "github.com/btfembed/btfembed/examples/execsnoop", arch, replace)
 	})
 	return b.init, b.execsnoop, b.err
 }
 
+// execsnoopPayloads are the payload files examples/execsnoop embeds, by
+// GOARCH (its kernelbtf_<goarch>.go files' build constraints).
+var execsnoopPayloads = map[string]string{
+	"amd64": "kernelbtf_amd64.btfembed",
+	"arm64": "kernelbtf_arm64.btfembed",
+	"386":   "kernelbtf_other.btfembed",
+}
+
 // machine is the boot of kernel k with the field test's initramfs.
-func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel) (vmtest.Machine, error) {
-	init, execsnoop, err := fx.build(k.arch)
+func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel, extra *fetched) (vmtest.Machine, error) {
+	payload := fx.payload
+	if extra != nil {
+		payload = extra.payload
+	}
+	init, execsnoop, err := fx.build(k.arch, payload)
 	if err != nil {
 		return vmtest.Machine{}, err
 	}
@@ -474,22 +684,33 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel) (vmtes
 		{Path: "init", Mode: 0o755, Data: init},
 		{Path: vmtest.FieldExecChild, Mode: os.ModeSymlink | 0o777, Data: []byte("/init")},
 		{Path: vmtest.FieldExecsnoopBin, Mode: 0o755, Data: execsnoop},
-		{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease)},
-		{Path: vmtest.FieldPayload, Mode: 0o644, Data: fx.payload},
+		{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease(k.version))},
+		{Path: vmtest.FieldPayload, Mode: 0o644, Data: payload},
 	}
 	files = append(files, fx.objects...)
 	files = append(files, fx.archObjects[k.arch])
+	// Each guest parses its kernel's 5 MB BTF twice with it visible, slow
+	// under TCG: an arm64 guest took 100 s on a loaded 2-core machine.
+	timeout := 4 * time.Minute
 	kernel := filepath.Join(corpusDir, "images", "vmlinuz-"+k.release)
-	if k.fromDeb {
+	var image []byte
+	switch k.source {
+	case fromDeb:
 		files = append(files, fx.debModules...)
+		image = fx.debImage
+	case fromDWARF:
+		kernel = filepath.Join(corpusDir, nobtfDir, "vmlinuz-"+k.release)
+	case fromArchive:
+		image = extra.image
+		timeout = 6 * time.Minute
+	}
+	if image != nil {
 		kernel = filepath.Join(t.TempDir(), "vmlinuz-"+k.release)
-		if err := os.WriteFile(kernel, fx.debImage, 0o644); err != nil {
+		if err := os.WriteFile(kernel, image, 0o644); err != nil {
 			return vmtest.Machine{}, err
 		}
 	}
-	// Each guest parses its kernel's 5 MB BTF twice with it visible, slow
-	// under TCG: an arm64 guest took 100 s on a loaded 2-core machine.
-	return vmtest.Machine{Arch: k.arch, Kernel: kernel, Initramfs: files, Timeout: 4 * time.Minute}, nil
+	return vmtest.Machine{Arch: k.arch, Kernel: kernel, Initramfs: files, Timeout: timeout}, nil
 }
 
 // debFile is one module of a package.
@@ -500,7 +721,7 @@ type debFile struct {
 
 // debKernel takes release's kernel image and module with its dependencies
 // (modinfo's depends=, recursively) out of a kernel package, dependencies
-// first.
+// first; no module if module is empty.
 func debKernel(deb, release, module string) (image []byte, modules []debFile, err error) {
 	f, err := os.Open(deb)
 	if err != nil {
@@ -510,7 +731,7 @@ func debKernel(deb, release, module string) (image []byte, modules []debFile, er
 	byName := map[string][]byte{}
 	modPrefix := "lib/modules/" + release + "/"
 	err = extract.DebFiles(f, func(p string) bool {
-		return p == "boot/vmlinuz-"+release || (strings.HasPrefix(p, modPrefix) && strings.HasSuffix(p, ".ko"))
+		return p == "boot/vmlinuz-"+release || (module != "" && strings.HasPrefix(p, modPrefix) && strings.HasSuffix(p, ".ko"))
 	}, func(p string, data []byte) error {
 		if strings.HasPrefix(p, "boot/") {
 			image = data
@@ -547,6 +768,9 @@ func debKernel(deb, release, module string) (image []byte, modules []debFile, er
 		}
 		modules = append(modules, debFile{name: name, data: data})
 		return nil
+	}
+	if module == "" {
+		return image, nil, nil
 	}
 	return image, modules, visit(module)
 }

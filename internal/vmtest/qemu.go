@@ -45,6 +45,14 @@ var machineTypes = map[string]machineType{
 		// no_timer_check skips that check.
 		cmdline: []string{"no_timer_check"},
 	},
+	// Debian's 686-pae kernels need PAE and NX, which -cpu max has.
+	"i386": {
+		goarch:  "386",
+		qemu:    "qemu-system-i386",
+		args:    []string{"-accel", "tcg", "-cpu", "max", "-m", "512"},
+		console: "ttyS0",
+		cmdline: []string{"no_timer_check"},
+	},
 	"arm64": {
 		goarch:  "arm64",
 		qemu:    "qemu-system-aarch64",
@@ -80,7 +88,7 @@ func Available(arch string) error {
 		return err
 	}
 	if _, err := exec.LookPath(mt.qemu); err != nil {
-		return fmt.Errorf("%s not found (install qemu-system-x86 and qemu-system-arm): %w", mt.qemu, err)
+		return fmt.Errorf("%s not found (install qemu-system-x86, which has qemu-system-i386 too, and qemu-system-arm): %w", mt.qemu, err)
 	}
 	return nil
 }
@@ -92,7 +100,7 @@ const DefaultTimeout = 2 * time.Minute
 // Machine is one boot: a kernel image, the initramfs holding /init, and
 // extra kernel command-line words.
 type Machine struct {
-	Arch      string // "x86_64" or "arm64", in any spelling kernelkey.NormalizeArch knows
+	Arch      string // "x86_64", "i386" or "arm64", in any spelling kernelkey.NormalizeArch knows
 	Kernel    string // path of the kernel image
 	Initramfs []File
 	Cmdline   []string

@@ -13,7 +13,9 @@ func TestMachineFor(t *testing.T) {
 		{"amd64", "amd64", ""},
 		{"arm64", "arm64", ""},
 		{"aarch64", "arm64", ""},
-		{"riscv64", "", "have arm64, x86_64"},
+		{"i386", "386", ""},
+		{"i686", "386", ""},
+		{"riscv64", "", "have arm64, i386, x86_64"},
 		{"vax", "", `architecture "vax"`},
 	} {
 		mt, err := machineFor(tc.arch)

@@ -2,13 +2,14 @@
 // field.go for its initramfs layout and records). It does what an agent
 // does on a kernel, with nothing forced:
 //
-//  1. with btfembed.hide=1 on the kernel command line, mount a tmpfs over
-//     /sys/kernel/btf, so the kernel looks like one built without BTF;
+//  1. raise RLIMIT_MEMLOCK (see raiseMemlock); with btfembed.hide=1 on the
+//     kernel command line, mount a tmpfs over /sys/kernel/btf, so the
+//     kernel looks like one built without BTF;
 //  2. load the kernel modules of the initramfs with finit_module;
 //  3. select BTF with runtime CollectionOptions(nil) from the payload and
 //     report the choice;
-//  4. load every program of every object with it, one at a time, and
-//     report the kernel's verdict on each;
+//  4. load every program of every object with it, one at a time with the
+//     maps it uses (alone), and report the kernel's verdict on each;
 //  5. run examples/execsnoop (the built binary, its own payload, no flags),
 //     exec a program once it has attached, and report the event it prints.
 //
@@ -58,6 +59,9 @@ func run(g *vmtest.Guest) error {
 	}
 	_, err := os.Lstat("/sys/kernel/btf/vmlinux")
 	host.KernelBTF = err == nil
+	if err := raiseMemlock(); err != nil {
+		return err
+	}
 	if k, v, _ := strings.Cut(vmtest.FieldHideBTF, "="); g.Cmdline[k] == v {
 		if err := unix.Mount("none", "/sys/kernel/btf", "tmpfs", 0, ""); err != nil {
 			return fmt.Errorf("hide /sys/kernel/btf: %w", err)
@@ -102,6 +106,27 @@ func run(g *vmtest.Guest) error {
 		return err
 	}
 	return g.Emit(vmtest.KindFieldExecsnoop, execsnoop())
+}
+
+// raiseMemlock lifts RLIMIT_MEMLOCK for this process and the execsnoop it
+// starts, which inherits the limit. Before 5.11 the kernel charges BPF
+// maps and programs to it (memcg accounting replaced that in 5.11), and
+// init's default there, 64 KiB, makes loads fail with "operation not
+// permitted (MEMLOCK may be too low)" on Debian 11's 5.10.
+//
+// It calls setrlimit itself rather than cilium/ebpf's rlimit package:
+// that package creates a map in its init, which in /init runs before
+// StartGuest has mounted /proc, and cilium/ebpf keeps the failed feature
+// probe that call makes (it reads /proc/self/mountinfo) for the life of
+// the process, so every later load fails with "open /proc/self/mountinfo:
+// no such file or directory". An agent that is not /init can call
+// rlimit.RemoveMemlock as usual.
+func raiseMemlock() error {
+	inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &inf); err != nil {
+		return fmt.Errorf("raise RLIMIT_MEMLOCK: %w", err)
+	}
+	return nil
 }
 
 // loadModules loads the initramfs's modules in name order (the test names
@@ -164,12 +189,7 @@ func loadObjects(g *vmtest.Guest, opts *ebpf.CollectionOptions) error {
 				Type:    ps.Type.String(),
 				Attach:  ps.AttachType.String(),
 			}
-			one := spec.Copy()
-			for other := range one.Programs {
-				if other != name {
-					delete(one.Programs, other)
-				}
-			}
+			one := alone(spec, name)
 			coll, err := ebpf.NewCollectionWithOptions(one, *opts)
 			if err != nil {
 				v.Error = verdictError(err)
@@ -184,6 +204,43 @@ func loadObjects(g *vmtest.Guest, opts *ebpf.CollectionOptions) error {
 		}
 	}
 	return nil
+}
+
+// alone is spec with program name alone and the maps it uses: those it
+// references, the inner maps of maps of maps, and the maps holding global
+// variables (as runtime's Prune keeps them). cilium/ebpf creates every
+// map of a collection before it loads a program, so a map of a type the
+// kernel lacks, used by another program of the object, would fail this
+// one too, while the prediction is the program's own.
+func alone(spec *ebpf.CollectionSpec, name string) *ebpf.CollectionSpec {
+	one := spec.Copy()
+	for other := range one.Programs {
+		if other != name {
+			delete(one.Programs, other)
+		}
+	}
+	used := map[string]bool{}
+	for _, ins := range one.Programs[name].Instructions {
+		if ref := ins.Reference(); ref != "" && ins.OpCode.IsDWordLoad() {
+			used[ref] = true
+		}
+	}
+	for _, m := range one.Maps {
+		for _, kv := range m.Contents {
+			if inner, ok := kv.Value.(string); ok {
+				used[inner] = true
+			}
+		}
+	}
+	for _, v := range one.Variables {
+		used[v.SectionName] = true
+	}
+	for m := range one.Maps {
+		if !used[m] {
+			delete(one.Maps, m)
+		}
+	}
+	return one
 }
 
 // verdictError keeps a load error short: cilium/ebpf's message names the
