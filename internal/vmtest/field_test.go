@@ -23,6 +23,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
@@ -499,7 +500,7 @@ func newFixture(corpusDir string) (*fixture, error) {
 	}
 	fx.conntrack = modules[len(modules)-1].data
 	vmlinux := filepath.Join(corpusDir, nobtfDir, "vmlinux-"+nobtfKey.Release+".xz")
-	if fx.nobtfEntry, err = dwarfEntry(context.Background(), vmlinux, nobtfKey); err != nil {
+	if fx.nobtfEntry, err = dwarfkernel.Entry(context.Background(), vmlinux, nobtfKey); err != nil {
 		return nil, err
 	}
 
@@ -626,7 +627,7 @@ func (f *fetched) prepare(ctx context.Context, fx *fixture, k fieldKernel) error
 		return err
 	}
 	f.image = image
-	entry, err := dwarfEntry(ctx, f.deb.Dbg, key)
+	entry, err := dwarfkernel.Entry(ctx, f.deb.Dbg, key)
 	if err != nil {
 		return err
 	}
