@@ -18,7 +18,7 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-const corpusHelp = `usage:
+const corpusHelp = `Usage:
   btfembed corpus import -o <dir> [flags] <input>...
   btfembed corpus ls [flags] <dir>...
 
