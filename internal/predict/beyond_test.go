@@ -35,14 +35,19 @@ var featureExpectations = map[string]map[string]expect{
 		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
 		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
+		"accept_all": {Fails, KindProgType},
 	},
-	"6.1":  {"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType}},
+	"6.1": {
+		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
+		"accept_all": {Fails, KindProgType},
+	},
 	"6.12": {},
 	"nobtf": {
 		"fentry_nanosleep": {Fails, KindBTFIDAttach}, "tp_btf_exec": {Fails, KindBTFIDAttach},
 		// Its program type is refused before its map type is looked at.
 		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
 		"task_btf": {Fails, KindHelper}, "rcu_kfunc_weak": {Fails, KindBTFIDAttach},
+		"accept_all": {Fails, KindProgType},
 	},
 }
 
@@ -115,8 +120,8 @@ func TestFeatures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := kernels[name](t)
 			preds := predictFeatures(t, k)
-			if len(preds) != 16 {
-				t.Errorf("%d programs, want 16", len(preds))
+			if len(preds) != 17 {
+				t.Errorf("%d programs, want 17", len(preds))
 			}
 			checkExpectations(t, preds, featureExpectations[name])
 		})
@@ -142,6 +147,8 @@ func TestFeatureReasons(t *testing.T) {
 		{"cgrp_storage", "helper bpf_get_current_task_btf (158) is not in this kernel", ""},
 		{"guarded_strncmp", "", "helper bpf_strncmp (182) is not in this kernel: call at insn 12"},
 		{"rcu_kfunc_weak", "", "kfunc bpf_rcu_read_lock is not in this kernel's BTF: call at insn"},
+		{"accept_all", "program type Netfilter (32) is not in this kernel", ""},
+		{"accept_all", "attach type Netfilter (45) is not in this kernel", ""},
 	} {
 		p := preds[tt.program]
 		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
