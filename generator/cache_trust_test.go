@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,11 @@ func TestCacheUnusable(t *testing.T) {
 		{"full disk", func(t *testing.T) string {
 			dir := t.TempDir()
 			mount(t, "tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700")
+			// Full before the run starts: the cache's tag cannot be
+			// written either.
+			if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 2<<20), 0o600); !errors.Is(err, unix.ENOSPC) {
+				t.Fatalf("filling the 1 MB tmpfs: %v", err)
+			}
 			return dir
 		}, "no space left on device"},
 		{"read-only", func(t *testing.T) string {

@@ -103,7 +103,7 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := k.Target()
+	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,13 +132,22 @@ func TestMergeCrafted(t *testing.T) {
 		{"unknown arch", "unknown architecture", func(k *partKernel) { k.Entry.Key.Arch, k.Report.Arch = "pdp11", "pdp11" }},
 		{"report of another kernel", "the report is of kernel", func(k *partKernel) { k.Report.Release = "6.12.118+deb12-amd64" }},
 		{"report of other BTF", "the report says", func(k *partKernel) { k.Report.Types++ }},
+		{"garbage module", "split BTF", func(k *partKernel) { k.Entry.Modules[0].Split = []byte("garbage, not BTF at all") }},
+		{"module named twice", "twice", func(k *partKernel) { k.Entry.Modules = append(k.Entry.Modules, k.Entry.Modules[0]) }},
+		{"escaping module name", "not a safe path element", func(k *partKernel) { k.Entry.Modules[0].Name = "../../evil" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := readPart(good.Name, good.Data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.craft(&p.Kernels[0])
+			// The kernel with modules (6.1.0-50-cloud-amd64 of
+			// corpus-extra), so every case has something to craft.
+			i := slices.IndexFunc(p.Kernels, func(k partKernel) bool { return len(k.Entry.Modules) > 0 })
+			if i < 0 {
+				t.Fatal("no kernel with modules in the part")
+			}
+			tc.craft(&p.Kernels[i])
 			data, err := p.encode()
 			if err != nil {
 				t.Fatal(err)

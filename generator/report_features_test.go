@@ -16,7 +16,9 @@ import (
 // Debian 12's, and checks the load prediction the report gives, with the
 // reason kinds, then again from the cache.
 func TestReportFeatures(t *testing.T) {
-	root := filepath.Join(kerneltest.SharedCorpus(t), "btfhub")
+	// The corpus must hold Debian 11's 5.10 beside Debian 12's kernels.
+	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(
+		kerneltest.SharedFile(t, "btfhub", "debian", "11", "x86_64", "5.10.0-32-amd64.btf.tar.xz")))))
 	objs, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "features", "*-el.o"))
 	if err != nil || len(objs) == 0 {
 		t.Fatalf("no feature objects: %v", err)

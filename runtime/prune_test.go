@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -171,4 +172,39 @@ func TestLoadAndAssign(t *testing.T) {
 	if info, err := objs.HandleExec.Info(); err != nil || info.Name != "handle_exec" {
 		t.Errorf("handle_exec loaded as %v, %v", info, err)
 	}
+}
+
+// On a Debian 12 6.1 kernel, execsnoop's optional count_exec will not
+// load (its cgroup storage map is 6.2's): Prune takes it and its map out of
+// the collection, and the rest loads.
+func ExampleSelection_Prune() {
+	b, err := os.ReadFile("../examples/execsnoop/kernelbtf_amd64.btfembed")
+	if err != nil {
+		panic(err)
+	}
+	assets, err := btfruntime.Open(b)
+	if err != nil {
+		panic(err)
+	}
+	sel, err := assets.Select(&btfruntime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64"})
+	if err != nil {
+		panic(err)
+	}
+	spec, err := ebpf.LoadCollectionSpec("../examples/execsnoop/bpf_x86_bpfel.o") // bpf2go's loadBpf()
+	if err != nil {
+		panic(err)
+	}
+	skipped, err := sel.Prune(spec, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range skipped {
+		fmt.Println("skipping", p.Program, "("+p.Kind+"):", p.Reasons[0])
+	}
+	fmt.Println("programs:", names(spec.Programs))
+	fmt.Println("maps:", names(spec.Maps))
+	// Output:
+	// skipping count_exec (map_type): map execs_per_cgroup: map type CgroupStorage (32) is not in this kernel
+	// programs: [handle_exec]
+	// maps: [.bss events]
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -74,8 +76,8 @@ func fileBTF(data []byte) (*File, error) {
 		data = inner
 	}
 	switch {
-	case isTar(data): // a BTFHub archive's tarball
-		btf, err := tarMemberBTF(data)
+	case btfhub.IsTar(data): // a BTFHub archive's tarball
+		btf, err := btfhub.ReadTar(data)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
 )
@@ -39,7 +41,7 @@ func FuzzReadBTF(f *testing.F) {
 
 // FuzzTarMemberBTF feeds the BTFHub archive's tar reading, checked
 // against a plain walk of the archive with archive/tar: where the walk
-// reads the whole archive, tarMemberBTF returns the one regular .btf
+// reads the whole archive, btfhub.ReadTar returns the one regular .btf
 // member's bytes, ErrNoBTF when there is none, and an error when there are
 // two. Its seeds are archives in each format archive/tar writes (ustar,
 // pax, GNU long names), and its committed inputs include those of the
@@ -72,7 +74,7 @@ func FuzzTarMemberBTF(f *testing.F) {
 		f.Add(b.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := tarMemberBTF(data)
+		got, err := btfhub.ReadTar(data)
 		var want [][]byte // the regular .btf members
 		tr := tar.NewReader(bytes.NewReader(data))
 		for {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
@@ -192,7 +194,7 @@ func TestWriteKernelRefusesEscape(t *testing.T) {
 // rather than read as its first.
 func TestTwoBTFMembers(t *testing.T) {
 	tarball := unxzNoTB(tarXZ(t, extracttest.Section{Name: "a.btf", Data: extracttest.SmallBTF(t)}, extracttest.Section{Name: "b.btf", Data: extracttest.SmallBTF(t)}))
-	if _, err := tarMemberBTF(tarball); err == nil || !strings.Contains(err.Error(), "two .btf members, a.btf and b.btf") {
+	if _, err := btfhub.ReadTar(tarball); err == nil || !strings.Contains(err.Error(), "two .btf members, a.btf and b.btf") {
 		t.Fatalf("error %v, want one naming both members", err)
 	}
 }

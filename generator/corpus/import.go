@@ -2,10 +2,13 @@ package corpus
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -132,9 +135,19 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 		mu.Unlock()
 	}
 
+	// The RPMs of one kernel build (kernel-core, kernel-modules, ...) are
+	// imported together, as one input.
+	inputs, rpmGroups := groupRPMs(inputs, func(in string, err error) { emit(in, nil, err) })
+	tasks := make([]func(), 0, len(inputs)+len(rpmGroups))
+	for _, in := range inputs {
+		tasks = append(tasks, func() { importInput(ctx, in, opts, func(k *Kernel, err error) { emit(in, k, err) }) })
+	}
+	for _, g := range rpmGroups {
+		tasks = append(tasks, func() { importRPMs(ctx, g, opts, emit) })
+	}
 	sem := make(chan struct{}, opts.workers())
 	var wg sync.WaitGroup
-	for _, in := range inputs {
+	for _, task := range tasks {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -145,7 +158,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			importInput(ctx, in, opts, func(k *Kernel, err error) { emit(in, k, err) })
+			task()
 		}()
 	}
 	wg.Wait()
@@ -294,38 +307,79 @@ func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, 
 	if len(c.Images) == 0 {
 		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", ErrNoBTF)})
 	}
-	byRelease := map[string][]extract.DebModule{}
-	for _, m := range c.Modules {
-		byRelease[m.Release] = append(byRelease[m.Release], m)
-	}
 	arch, _ := kernelkey.NormalizeArch(c.Control.Architecture)
-	slices.SortFunc(c.Images, func(a, b extract.DebImage) int { return strings.Compare(a.Path, b.Path) })
-	for _, img := range c.Images {
-		member := in + ":" + img.Path
-		if img.Err != nil {
-			emit(nil, &KernelError{Path: member, Err: img.Err})
+	key := func(img fromPackage[extract.PackageImage]) kernelkey.Key {
+		k := completeKey(kernelkey.Key{Arch: arch, Release: img.item.Release}, img.item.Image.Key())
+		if k.Distro == "" && k.Version == "" {
+			k.Distro, k.Version = debDistro(c.Control)
+		}
+		return k
+	}
+	packageKernels(sourced(in, c.Images), sourced(in, c.Modules), key, over, opts, emit)
+}
+
+// fromPackage is an image or module with the package file it came from.
+type fromPackage[T any] struct {
+	file string // the package
+	item T
+}
+
+// sourced pairs the images or modules of one package with its file.
+func sourced[T any](file string, items []T) []fromPackage[T] {
+	out := make([]fromPackage[T], len(items))
+	for i, it := range items {
+		out[i] = fromPackage[T]{file, it}
+	}
+	return out
+}
+
+// packageKernels makes a kernel of each image of a package, or of the
+// packages of one kernel build, with the modules of its release, and
+// reports the modules no image of their release came with. key tells an
+// image's key before the flags override it.
+func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPackage[extract.PackageModule], key func(fromPackage[extract.PackageImage]) kernelkey.Key,
+	over kernelkey.Key, opts *ImportOptions, emit func(*Kernel, error)) {
+	byRelease := map[string][]fromPackage[extract.PackageModule]{}
+	for _, m := range mods {
+		byRelease[m.item.Release] = append(byRelease[m.item.Release], m)
+	}
+	slices.SortFunc(images, func(a, b fromPackage[extract.PackageImage]) int {
+		return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.item.Path, b.item.Path))
+	})
+	seen := map[string][]byte{} // release -> BTF
+	for _, img := range images {
+		member := img.file + ":" + img.item.Path
+		if img.item.Err != nil {
+			emit(nil, &KernelError{Path: member, Err: img.item.Err})
 			continue
 		}
-		base, err := extract.ParseBTF(img.Image.BTF, nil)
+		if prev, ok := seen[img.item.Release]; ok {
+			// The same kernel twice (boot/vmlinuz-<release> beside
+			// lib/modules/<release>/vmlinuz) is one kernel.
+			if !bytes.Equal(prev, img.item.Image.BTF) {
+				emit(nil, &KernelError{Path: member, Err: fmt.Errorf("a second kernel image of release %s, with other BTF", img.item.Release)})
+			}
+			continue
+		}
+		base, err := extract.ParseBTF(img.item.Image.BTF, nil)
 		if err != nil {
 			emit(nil, &KernelError{Path: member, Err: err})
 			continue
 		}
-		k := &Kernel{Path: member, VMLinux: img.Image.BTF}
-		k.Key = completeKey(kernelkey.Key{Arch: arch, Release: img.Release}, img.Image.Key())
-		if k.Key.Distro == "" && k.Key.Version == "" {
-			k.Key.Distro, k.Key.Version = debDistro(c.Control)
-		}
-		k.Key = overrideKey(k.Key, over)
+		seen[img.item.Release] = img.item.Image.BTF
+		k := &Kernel{Path: member, VMLinux: img.item.Image.BTF}
+		k.Key = overrideKey(key(img), over)
 		if opts == nil || !opts.NoModules {
-			mods := byRelease[img.Release]
-			delete(byRelease, img.Release)
-			k.Modules = debKernelModules(in, mods, base, opts.workers(), emit)
+			mods := byRelease[img.item.Release]
+			delete(byRelease, img.item.Release)
+			k.Modules = packageModules(mods, base, opts.workers(), emit)
 		}
 		emit(k, nil)
 	}
-	for rel, mods := range byRelease {
-		emit(nil, &KernelError{Path: in + ":lib/modules/" + rel, Err: fmt.Errorf("%w: %d modules, no /boot/vmlinuz-%s", ErrNoBase, len(mods), rel)})
+	for _, rel := range slices.Sorted(maps.Keys(byRelease)) {
+		mods := byRelease[rel]
+		emit(nil, &KernelError{Path: mods[0].file + ":lib/modules/" + rel,
+			Err: fmt.Errorf("%w: %d modules, no kernel image of release %s (boot/vmlinuz-%s or lib/modules/%s/vmlinuz) in the same package or build", ErrNoBase, len(mods), rel, rel, rel)})
 	}
 }
 
@@ -339,14 +393,17 @@ func debDistro(c extract.DebControl) (string, string) {
 	return b.Distro, b.Version
 }
 
-// debKernelModules validates a kernel's modules over its vmlinux, in
+// packageModules validates a kernel's modules over its vmlinux, in
 // parallel, and returns the good ones sorted by name.
-func debKernelModules(in string, mods []extract.DebModule, base *btfSpec, workers int, emit func(*Kernel, error)) []Module {
-	slices.SortFunc(mods, func(a, b extract.DebModule) int { return strings.Compare(a.Path, b.Path) })
+func packageModules(mods []fromPackage[extract.PackageModule], base *btfSpec, workers int, emit func(*Kernel, error)) []Module {
+	slices.SortFunc(mods, func(a, b fromPackage[extract.PackageModule]) int {
+		return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.item.Path, b.item.Path))
+	})
 	errs := make([]error, len(mods))
 	sem := make(chan struct{}, max(workers, 1))
 	var wg sync.WaitGroup
-	for i, m := range mods {
+	for i, fm := range mods {
+		m := fm.item
 		if m.Err == nil {
 			if err := kernelkey.ValidatePathElement(m.Name); err != nil {
 				m.Err = fmt.Errorf("module name: %w", err)
@@ -366,17 +423,18 @@ func debKernelModules(in string, mods []extract.DebModule, base *btfSpec, worker
 	wg.Wait()
 	var good []Module
 	seen := map[string]bool{}
-	for i, m := range mods {
+	for i, fm := range mods {
+		m, member := fm.item, fm.file+":"+fm.item.Path
 		err := errs[i]
 		if err == nil && seen[m.Name] {
 			err = fmt.Errorf("duplicate module %s", m.Name)
 		}
 		if err != nil {
-			emit(nil, &KernelError{Path: in + ":" + m.Path, Err: err})
+			emit(nil, &KernelError{Path: member, Err: err})
 			continue
 		}
 		seen[m.Name] = true
-		good = append(good, Module{Name: m.Name, Path: in + ":" + m.Path, BTF: m.BTF})
+		good = append(good, Module{Name: m.Name, Path: member, BTF: m.BTF})
 	}
 	slices.SortFunc(good, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
 	return good

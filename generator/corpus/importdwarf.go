@@ -38,20 +38,34 @@ func readDebugDeb(in, dir string, opts *ImportOptions) (*DWARFInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(d.VMLinux) == 0 {
+	arch, _ := kernelkey.NormalizeArch(d.Control.Architecture)
+	dv, err := dwarfPackage(in, d.VMLinux, d.Modules, func(release string) kernelkey.Key {
+		return kernelkey.Key{Arch: arch, Release: release}
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	dv.Fallback.Distro, dv.Fallback.Version = debDistro(d.Control)
+	return dv, nil
+}
+
+// dwarfPackage makes the DWARFInput of a debug package's files streamed
+// to disk: its one vmlinux (several must be of one release), keyed by
+// key, with the modules of that release; modules of another release are
+// warned about (ImportOptions.Warn).
+func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) kernelkey.Key, opts *ImportOptions) (*DWARFInput, error) {
+	if len(vmlinux) == 0 {
 		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", ErrNoBTF)
 	}
-	v := d.VMLinux[0]
-	for _, o := range d.VMLinux[1:] {
+	v := vmlinux[0]
+	for _, o := range vmlinux[1:] {
 		if o.Release != v.Release {
 			return nil, fmt.Errorf("debug package with vmlinux of two releases, %s and %s", v.Release, o.Release)
 		}
 	}
-	arch, _ := kernelkey.NormalizeArch(d.Control.Architecture)
-	dv := &DWARFInput{Member: v.Path, VMLinux: v.File, Key: kernelkey.Key{Arch: arch, Release: v.Release}}
-	dv.Fallback.Distro, dv.Fallback.Version = debDistro(d.Control)
+	dv := &DWARFInput{Member: v.Path, VMLinux: v.File, Key: key(v.Release)}
 	var other []string
-	for _, m := range d.Modules {
+	for _, m := range modules {
 		if m.Release != v.Release {
 			other = append(other, m.Path)
 			continue

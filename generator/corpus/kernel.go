@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -19,18 +18,6 @@ type Kernel struct {
 	VMLinux []byte
 	// Modules are sorted by name.
 	Modules []Module
-
-	target *corereloc.Target // VMLinux parsed, when Read parsed it
-}
-
-// Target returns VMLinux parsed for corereloc. For a kernel from Read it
-// is the parse that checked the BTF while reading, so that a kernel's BTF
-// is parsed once from corpus to minimization.
-func (k *Kernel) Target() (*corereloc.Target, error) {
-	if k.target != nil {
-		return k.target, nil
-	}
-	return corereloc.NewTarget(k.VMLinux, nil)
 }
 
 // checkNames checks every string of a kernel that becomes a path element

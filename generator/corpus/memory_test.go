@@ -83,20 +83,40 @@ func hostileCases() []hostileCase {
 			return []string{write(tb, dir, "bombs.deb", debWith(tb, arm64Image(tb, "6.99.0-7-test"),
 				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/a.ko.xz", Data: b},
 				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/b.ko.xz", Data: b}))}
-		}, func(dir string) []string {
-			res, err := Import(context.Background(), filepath.Join(dir, "out"), []string{filepath.Join(dir, "bombs.deb")}, &ImportOptions{Workers: 2})
-			if err != nil {
-				return []string{"error: " + err.Error()}
-			}
-			var lines []string
-			for _, k := range res.Kernels {
-				lines = append(lines, fmt.Sprintf("ok %s: %d modules", k.Key, k.Modules))
-			}
-			for _, e := range res.Skipped {
-				lines = append(lines, "skipped: "+e.Error())
-			}
-			return lines
-		}, []string{"ok arm64/6.99.0-7-test", "0 modules", "bombs.deb:lib/modules/6.99.0-7-test/kernel/a.ko.xz: xz: more than", "b.ko.xz: xz: more than"}},
+		}, importReport("bombs.deb"), []string{"ok arm64/6.99.0-7-test", "0 modules", "bombs.deb:lib/modules/6.99.0-7-test/kernel/a.ko.xz: xz: more than", "b.ko.xz: xz: more than"}},
+		{"rpm with two .ko.xz bombs", func(tb testing.TB, dir string, n int64) []string {
+			b := bomb(tb, extract.FormatXZ, n)
+			image := extracttest.Section{Name: "./lib/modules/6.99.0-7-test/vmlinuz", Data: arm64Image(tb, "6.99.0-7-test")}
+			return []string{write(tb, dir, "bombs.rpm", extracttest.RPMWithPayload(tb, smallKernelRPM(tb), image,
+				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/a.ko.xz", Data: b},
+				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/b.ko.xz", Data: b}))}
+		}, importReport("bombs.rpm"),
+			[]string{"ok arm64/6.99.0-7-test", "0 modules", "bombs.rpm:lib/modules/6.99.0-7-test/kernel/a.ko.xz: xz: more than", "b.ko.xz: xz: more than"}},
+		// go-rpmutils allocates what a header intro claims (4 GiB here,
+		// a fatal error before the limits were checked first).
+		{"rpm header claiming 2^28 tags", func(tb testing.TB, dir string, n int64) []string {
+			pkg := smallKernelRPM(tb)
+			return []string{write(tb, dir, "tags.rpm", patched(pkg, 96+8, 0x0fffffff))}
+		}, importReport("tags.rpm"), []string{"tags.rpm: rpm signature header: 268435455 tags, at most 32: " + tooLarge}},
+	}
+}
+
+// importReport imports a file of the case's directory and prints each
+// kernel and each skipped input.
+func importReport(file string) func(dir string) []string {
+	return func(dir string) []string {
+		res, err := Import(context.Background(), filepath.Join(dir, "out"), []string{filepath.Join(dir, file)}, &ImportOptions{Workers: 2})
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		var lines []string
+		for _, k := range res.Kernels {
+			lines = append(lines, fmt.Sprintf("ok %s: %d modules", k.Key, k.Modules))
+		}
+		for _, e := range res.Skipped {
+			lines = append(lines, "skipped: "+e.Error())
+		}
+		return lines
 	}
 }
 

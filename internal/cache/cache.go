@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,6 +81,7 @@ type Cache struct {
 
 	mu       sync.Mutex
 	warnings []string
+	kinds    map[string]bool // of the I/O errors warned about
 }
 
 // DirFromEnv returns the cache directory EnvVar names, or, when it is
@@ -127,11 +129,11 @@ func Open(dir string) (*Cache, error) {
 		return nil, err
 	}
 	if err := c.writeTag(fd); err != nil {
-		c.warn("%v", err)
+		c.warnErr(err)
 	}
 	if c.trimDue() {
 		if err := c.Trim(); err != nil {
-			c.warn("%v", err)
+			c.warnErr(err)
 		}
 	}
 	return c, nil
@@ -169,6 +171,26 @@ func (c *Cache) Warnings() []string {
 
 // maxWarnings bounds the warnings kept; a full disk fails every write.
 const maxWarnings = 8
+
+// warnErr records an I/O error once per kind: a full disk or a read-only
+// file system fails every write alike, and one line says so.
+func (c *Cache) warnErr(err error) {
+	kind := err.Error()
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		kind = errno.Error()
+	}
+	c.mu.Lock()
+	seen := c.kinds[kind]
+	if c.kinds == nil {
+		c.kinds = map[string]bool{}
+	}
+	c.kinds[kind] = true
+	c.mu.Unlock()
+	if !seen {
+		c.warn("%v", err)
+	}
+}
 
 // Warn records a warning of the cache's user (an entry it refused).
 func (c *Cache) Warn(format string, args ...any) { c.warn(format, args...) }
@@ -229,7 +251,7 @@ func (c *Cache) get(k Key, suffix string) ([]byte, bool) {
 	fd, err := c.openDir(sub, false)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			c.warn("%v", err)
+			c.warnErr(err)
 		}
 		return nil, false
 	}
@@ -237,7 +259,7 @@ func (c *Cache) get(k Key, suffix string) ([]byte, bool) {
 	raw, err := c.readFileAt(fd, sub, name)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			c.warn("%v", err)
+			c.warnErr(err)
 		}
 		return nil, false
 	}
@@ -260,12 +282,12 @@ func (c *Cache) put(k Key, suffix string, data []byte) error {
 	sub, name := entryName(k, suffix)
 	fd, err := c.openDir(sub, true)
 	if err != nil {
-		c.warn("%v", err)
+		c.warnErr(err)
 		return err
 	}
 	defer unix.Close(fd)
 	if err := c.writeFileAt(fd, sub, name, frame(k, data)); err != nil {
-		c.warn("%v", err)
+		c.warnErr(err)
 		return err
 	}
 	return nil

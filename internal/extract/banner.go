@@ -18,7 +18,8 @@ var bannerPrefix = []byte("Linux version ")
 
 // distroPatterns guess the distribution and its version from the banner:
 // the compiler and kernel package versions carry the distribution's marks
-// (+deb12u1, ~22.04, .el9, .fc39). The first pattern that matches wins.
+// (+deb12u1, ~22.04). The first pattern that matches wins; a banner none
+// matches is read for an RPM dist tag (.el9, .fc39, see DistTag).
 var distroPatterns = []struct {
 	distro string
 	re     *regexp.Regexp // the first group, when present, is the version
@@ -27,10 +28,6 @@ var distroPatterns = []struct {
 	{"ubuntu", regexp.MustCompile(`ubuntu\d*~(\d+\.\d+)`)},
 	{"ubuntu", regexp.MustCompile(`-Ubuntu\b()`)},
 	{"debian", regexp.MustCompile(`\bDebian\b()`)},
-	{"fedora", regexp.MustCompile(`\.fc(\d+)\b`)},
-	{"amzn", regexp.MustCompile(`\.amzn(\d+)\b`)},
-	{"ol", regexp.MustCompile(`\.el\d+uek\b()`)},
-	{"centos", regexp.MustCompile(`\.el(\d+)`)},
 }
 
 // FindBanner finds the kernel banner in a decompressed kernel and reads the
@@ -64,8 +61,9 @@ func ParseBanner(line string) BannerInfo {
 			if len(m) > 1 {
 				b.Version = m[1]
 			}
-			break
+			return b
 		}
 	}
+	b.Distro, b.Version, _ = DistTag(line)
 	return b
 }

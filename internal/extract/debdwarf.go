@@ -75,7 +75,8 @@ func debugVMLinuxPath(p string) (string, bool) {
 }
 
 // debugModulePath returns the release and module name of a debug module
-// member: usr/lib/debug/lib/modules/<release>/.../<name>.ko.
+// member: usr/lib/debug/lib/modules/<release>/.../<name>.ko, or
+// <name>.ko.debug as RPM debuginfo packages name them.
 func debugModulePath(p string) (release, name string, ok bool) {
 	rest, ok := strings.CutPrefix(p, "usr/lib/debug/lib/modules/")
 	if !ok {
@@ -85,7 +86,8 @@ func debugModulePath(p string) (release, name string, ok bool) {
 	if !ok || release == "" {
 		return "", "", false
 	}
-	name, ok = strings.CutSuffix(path.Base(rest), ".ko")
+	base := strings.TrimSuffix(path.Base(rest), ".debug")
+	name, ok = strings.CutSuffix(base, ".ko")
 	if !ok || name == "" {
 		return "", "", false
 	}
@@ -135,11 +137,12 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 		return err
 	}
 	defer dr.Close()
-	var q DiskQuota
+	files := dwarfFiles{dir: dir, noModules: noModules}
 	tr := tar.NewReader(dr)
-	for n := 0; ; {
+	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			d.VMLinux, d.Modules = files.vmlinux, files.modules
 			return nil
 		}
 		if err != nil {
@@ -148,25 +151,44 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
-		f := DWARFFile{Path: p}
-		var list *[]DWARFFile
-		if rel, ok := debugVMLinuxPath(p); ok {
-			f.Release, list = rel, &d.VMLinux
-		} else if rel, name, ok := debugModulePath(p); ok && !noModules {
-			f.Release, f.Name, list = rel, name, &d.Modules
-		} else {
-			continue
+		if err := files.add(h.Name, h.Size, tr); err != nil {
+			return err
 		}
-		f.File = filepath.Join(dir, strconv.Itoa(n)+".elf")
-		n++
-		got, err := q.StreamToFile(f.File, tr)
-		if err != nil {
-			return fmt.Errorf("tar member %s: %w", h.Name, err)
-		}
-		if got != h.Size {
-			return fmt.Errorf("tar member %s: %w", h.Name, io.ErrUnexpectedEOF)
-		}
-		*list = append(*list, f)
 	}
+}
+
+// dwarfFiles streams the debug vmlinux files and modules of a package to
+// disk as its archive streams, under names of its own.
+type dwarfFiles struct {
+	dir       string
+	noModules bool
+	quota     DiskQuota
+	vmlinux   []DWARFFile
+	modules   []DWARFFile
+}
+
+// add takes one regular file of the package, named as in the archive,
+// with the size the archive claims, if it is a debug vmlinux or module;
+// other files are left unread.
+func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
+	p := memberPath(name)
+	f := DWARFFile{Path: p}
+	var list *[]DWARFFile
+	if rel, ok := debugVMLinuxPath(p); ok {
+		f.Release, list = rel, &d.vmlinux
+	} else if rel, mod, ok := debugModulePath(p); ok && !d.noModules {
+		f.Release, f.Name, list = rel, mod, &d.modules
+	} else {
+		return nil
+	}
+	f.File = filepath.Join(d.dir, strconv.Itoa(len(d.vmlinux)+len(d.modules))+".elf")
+	got, err := d.quota.StreamToFile(f.File, r)
+	if err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	if got != size {
+		return fmt.Errorf("member %s: %w", name, io.ErrUnexpectedEOF)
+	}
+	*list = append(*list, f)
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 )
 
@@ -51,11 +50,11 @@ func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(st
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		p := path.Clean(strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/"))
+		p := memberPath(h.Name)
 		if h.Typeflag != tar.TypeReg || !want(p) {
 			continue
 		}
-		b, release, err := readMember(tr, h)
+		b, release, err := readMember(h.Name, h.Size, tr)
 		if err != nil {
 			return err
 		}

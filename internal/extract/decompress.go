@@ -230,6 +230,12 @@ func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 		return gr, nil
 	case FormatBzip2:
 		return io.NopCloser(bzip2.NewReader(r)), nil
+	case FormatLZMA:
+		lr, err := lzma.ReaderConfig{DictCap: maxWindow}.NewReader(r)
+		if err != nil {
+			return nil, formatError(FormatLZMA, err)
+		}
+		return io.NopCloser(lr), nil
 	}
 	return nil, fmt.Errorf("%w: compression %q of a stream", ErrUnknownFormat, format)
 }

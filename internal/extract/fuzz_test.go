@@ -75,3 +75,18 @@ func FuzzLZO(f *testing.F) {
 		decompressT(append([]byte("\x89LZO\x00\r\n\x1a\n"), data...), FormatLZO)
 	})
 }
+
+// FuzzReadRPM feeds the RPM reader: the lead and header limits, the
+// headers through go-rpmutils, the payload decoders, cpio and the
+// modules. Its seeds (testdata/fuzz/FuzzReadRPM) are packages rpmbuild
+// made around a synthetic module, with gzip and zstd payloads, and cut
+// or patched copies of them.
+func FuzzReadRPM(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := OpenRPM(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		p.ReadKernelFiles(1)
+	})
+}

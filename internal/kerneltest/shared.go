@@ -3,9 +3,10 @@ package kerneltest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ import (
 func SharedArchive(tb testing.TB, rel string) Kernel {
 	tb.Helper()
 	path := filepath.Join(SharedCorpus(tb), "btfhub", filepath.FromSlash(rel)+".btf.tar.xz")
+	skipIfMissing(tb, path)
 	raw, err := readArchive(path)
 	if err != nil {
 		tb.Fatalf("%s: %v", path, err)
@@ -32,20 +34,18 @@ func SharedArchive(tb testing.TB, rel string) Kernel {
 }
 
 // NoBTF is the shared corpus's kernel built without BTF
-// (nobtf/x86_64, Linux 6.1.176): its BTF made by pahole from the DWARF of
-// its vmlinux, as BTFHub makes BTF for such kernels, once per machine
-// (about 3 s and 450 MB of memory). It skips the test under -short, where
-// the shared corpus is not set or where pahole is not installed.
-func NoBTF(tb testing.TB) Kernel {
+// (nobtf/x86_64, Linux 6.1.176) with BTF made from the DWARF of its
+// vmlinux by encode (package pahole's Tool.Encode, which this package
+// cannot import: pahole's own tests import it), as BTFHub makes BTF for
+// such kernels, once per machine (about 3 s and 450 MB of memory). It
+// skips the test under -short and where the shared corpus is not set or
+// lacks the kernel; encode may skip it too (no pahole).
+func NoBTF(tb testing.TB, encode func(tb testing.TB, vmlinux, release string) []byte) Kernel {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("-short: making BTF from DWARF with pahole takes seconds")
 	}
-	path := filepath.Join(SharedCorpus(tb), "nobtf", "x86_64", "vmlinux-6.1.176.xz")
-	pahole, err := exec.LookPath("pahole")
-	if err != nil {
-		tb.Skip("pahole is not installed (Debian: apt-get install pahole)")
-	}
+	path := SharedFile(tb, "nobtf", "x86_64", "vmlinux-6.1.176.xz")
 	k := Kernel{Name: "nobtf/x86_64/6.1.176", Arch: "x86_64", Release: "6.1.176"}
 	f, err := os.Open(path)
 	if err != nil {
@@ -56,7 +56,7 @@ func NoBTF(tb testing.TB) Kernel {
 	if _, err := io.Copy(h, f); err != nil {
 		tb.Fatalf("%s: %v", path, err)
 	}
-	cached := filepath.Join(cacheDir(), "pahole-"+hex.EncodeToString(h.Sum(nil))+".btf")
+	cached := filepath.Join(cacheDir(), "dwarf-"+hex.EncodeToString(h.Sum(nil))+".btf")
 	if k.BTF, err = os.ReadFile(cached); err == nil {
 		return k
 	}
@@ -67,8 +67,7 @@ func NoBTF(tb testing.TB) Kernel {
 	if err != nil {
 		tb.Fatalf("%s: %v", path, err)
 	}
-	dir := tb.TempDir()
-	vmlinux := filepath.Join(dir, "vmlinux")
+	vmlinux := filepath.Join(tb.TempDir(), "vmlinux")
 	out, err := os.Create(vmlinux)
 	if err != nil {
 		tb.Fatal(err)
@@ -79,18 +78,28 @@ func NoBTF(tb testing.TB) Kernel {
 	if err := out.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	// The flags of the kernel's own build for 6.1 with pahole 1.24
-	// (scripts/pahole-flags.sh): floats, parallel and deterministic.
-	btfPath := filepath.Join(dir, "vmlinux.btf")
-	cmd := exec.Command(pahole, "-F", "dwarf", "--btf_gen_floats", "-j", "--lang_exclude=rust", "--btf_encode_detached", btfPath, vmlinux)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("pahole on %s: %v\n%s", path, err, msg)
-	}
-	if k.BTF, err = os.ReadFile(btfPath); err != nil {
-		tb.Fatal(err)
-	}
+	k.BTF = encode(tb, vmlinux, k.Release)
 	if os.MkdirAll(filepath.Dir(cached), 0o755) == nil {
 		_ = atomicfile.WriteFile(cached, k.BTF)
 	}
 	return k
+}
+
+// SharedFile is the path of a file of the shared corpus, skipping the
+// test where the corpus is not set or lacks the file.
+func SharedFile(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	path := filepath.Join(append([]string{SharedCorpus(tb)}, elem...)...)
+	skipIfMissing(tb, path)
+	return path
+}
+
+// skipIfMissing skips the test when the shared corpus lacks path, as one
+// fetched with scripts/fetch-test-corpus.sh lacks the Debian 11 and
+// BTF-less kernels.
+func skipIfMissing(tb testing.TB, path string) {
+	tb.Helper()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		tb.Skipf("%s is not in the shared corpus (../shared/corpus has it; its README.md says how it was made)", path)
+	}
 }

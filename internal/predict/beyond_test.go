@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/pahole"
 )
 
 // expect is a program's verdict on a kernel and the kind of its first
@@ -64,6 +66,23 @@ func predictFeatures(t *testing.T, k kerneltest.Kernel) map[string]Prediction {
 	return out
 }
 
+// noBTF is the shared corpus's kernel built without BTF, with BTF that
+// pahole makes from its DWARF.
+func noBTF(tb testing.TB) kerneltest.Kernel {
+	tb.Helper()
+	return kerneltest.NoBTF(tb, func(tb testing.TB, vmlinux, release string) []byte {
+		tool, err := pahole.Find(context.Background())
+		if err != nil {
+			tb.Skip(err)
+		}
+		raw, err := tool.Encode(context.Background(), pahole.Job{ELF: vmlinux, Kernel: pahole.ParseKernelRelease(release)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return raw
+	})
+}
+
 // TestFeatures predicts the feature objects, which use what older
 // kernels lack, on real kernels: each program loads or fails as its
 // README says, for the reason of the kind it says.
@@ -74,7 +93,7 @@ func TestFeatures(t *testing.T) {
 		},
 		"6.1":   func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") },
 		"6.12":  func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") },
-		"nobtf": func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) },
+		"nobtf": func(t *testing.T) kerneltest.Kernel { return noBTF(t) },
 	}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for n := range kernels {
@@ -134,7 +153,7 @@ func TestFeatureReasons(t *testing.T) {
 			t.Errorf("%s: guarded %q, want one containing %q", tt.program, p.Guarded, tt.guarded)
 		}
 	}
-	nobtf := predictFeatures(t, kerneltest.NoBTF(t))
+	nobtf := predictFeatures(t, noBTF(t))
 	if p := nobtf["task_btf"]; !strings.Contains(strings.Join(texts(p.Reasons), "\n"), "helper bpf_get_current_task_btf (158) returns a pointer typed by the kernel's own BTF") {
 		t.Errorf("task_btf without BTF: %q", p.Reasons)
 	}
@@ -144,6 +163,7 @@ func TestFeatureReasons(t *testing.T) {
 // by their enums, kfuncs by their FUNCs, own BTF by btf_vmlinux_init.
 func TestNewKernel(t *testing.T) {
 	for _, tt := range []struct {
+		name    string
 		kernel  func(*testing.T) kerneltest.Kernel
 		loop    bool // BPF_FUNC_loop (181)
 		bloom   bool // BPF_MAP_TYPE_BLOOM_FILTER (30)
@@ -151,25 +171,27 @@ func TestNewKernel(t *testing.T) {
 		ownBTF  bool
 		maxFunc uint32 // the last helper: bpf_redirect_peer on 5.10, bpf_user_ringbuf_drain on 6.1
 	}{
-		{func(t *testing.T) kerneltest.Kernel {
+		{"5.10", func(t *testing.T) kerneltest.Kernel {
 			return kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
 		}, false, false, false, true, 155},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
-		{func(t *testing.T) kerneltest.Kernel { return kerneltest.NoBTF(t) }, true, true, false, false, 209},
+		{"6.1", func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") }, true, true, false, true, 209},
+		{"6.12", func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") }, true, true, true, true, 211},
+		{"nobtf", func(t *testing.T) kerneltest.Kernel { return noBTF(t) }, true, true, false, false, 209},
 	} {
-		k := tt.kernel(t)
-		facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, []string{"bpf_rcu_read_lock", "bpf_rcu_read_lock"})
-		got := [4]bool{has(facts.FuncIDs, uint32(asm.FnLoop)), has(facts.MapTypes, 30), slices.Contains(facts.Kfuncs, "bpf_rcu_read_lock"), facts.OwnBTF}
-		if want := [4]bool{tt.loop, tt.bloom, tt.rcu, tt.ownBTF}; got != want {
-			t.Errorf("%s: loop, bloom, rcu, own BTF = %v, want %v", k.Name, got, want)
-		}
-		if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
-			t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
-		}
-		if facts.LongSize != 8 || len(facts.Asked) != 1 {
-			t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			k := tt.kernel(t)
+			facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, []string{"bpf_rcu_read_lock", "bpf_rcu_read_lock"})
+			got := [4]bool{has(facts.FuncIDs, uint32(asm.FnLoop)), has(facts.MapTypes, 30), slices.Contains(facts.Kfuncs, "bpf_rcu_read_lock"), facts.OwnBTF}
+			if want := [4]bool{tt.loop, tt.bloom, tt.rcu, tt.ownBTF}; got != want {
+				t.Errorf("%s: loop, bloom, rcu, own BTF = %v, want %v", k.Name, got, want)
+			}
+			if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
+				t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
+			}
+			if facts.LongSize != 8 || len(facts.Asked) != 1 {
+				t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
+			}
+		})
 	}
 }
 

@@ -29,22 +29,24 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/btfhub"
+
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -121,17 +123,42 @@ type source struct {
 	intID          rawbtf.TypeID
 }
 
+// loadSources reads the source kernels: BTFHub archive files, laid out as
+// <distro>/<version>/<arch>/<release>.btf.tar.xz under dir, in path
+// order. The tool writes that layout, so it reads it itself rather than
+// through generator/corpus, the reader of what it makes.
 func loadSources(dir string) ([]*source, error) {
 	var out []*source
-	for k, err := range corpus.Read(context.Background(), []string{dir}, &corpus.Options{NoModules: true}) {
-		if err != nil {
-			return nil, err
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, btfhubSuffix) {
+			return err
 		}
-		s, err := decode(k)
+		rel, err := filepath.Rel(dir, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k.Path, err)
+			return err
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) != 4 {
+			return fmt.Errorf("%s: want <distro>/<version>/<arch>/<release>%s under %s", p, btfhubSuffix, dir)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		raw, err := btfhub.Read(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		key := kernelkey.Key{Distro: parts[0], Version: parts[1], Arch: parts[2], Release: strings.TrimSuffix(parts[3], btfhubSuffix)}
+		s, err := decode(key, raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
 		}
 		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no kernels in %s", dir)
@@ -139,17 +166,19 @@ func loadSources(dir string) ([]*source, error) {
 	return out, nil
 }
 
+const btfhubSuffix = ".btf.tar.xz"
+
 var hotNames = map[string]bool{
 	"task_struct": true, "sk_buff": true, "sock": true, "file": true, "inode": true,
 	"mm_struct": true, "cred": true, "net_device": true, "pt_regs": true, "linux_binprm": true,
 }
 
-func decode(k *corpus.Kernel) (*source, error) {
-	spec, err := rawbtf.Parse(k.VMLinux, nil)
+func decode(key kernelkey.Key, vmlinux []byte) (*source, error) {
+	spec, err := rawbtf.Parse(vmlinux, nil)
 	if err != nil {
 		return nil, err
 	}
-	s := &source{key: k.Key, bo: spec.ByteOrder()}
+	s := &source{key: key, bo: spec.ByteOrder()}
 	referenced := make([]bool, spec.NextID())
 	for id := rawbtf.TypeID(1); id < spec.NextID(); id++ {
 		t, err := spec.Type(id)
@@ -228,7 +257,7 @@ func writeKernel(root, format string, src *source, i int) error {
 // the xz command, which is many times faster than Go's xz writer.
 func writeBTFHub(path, rel string, btf []byte) error {
 	var tarball bytes.Buffer
-	if err := corpus.WriteBTFHubTar(&tarball, rel, btf); err != nil {
+	if err := btfhub.WriteTar(&tarball, rel, btf); err != nil {
 		return err
 	}
 	cmd := exec.Command("xz", "-c", "-6", "-T1")

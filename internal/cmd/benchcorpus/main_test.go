@@ -15,6 +15,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestDerive: the derived kernels are distinct, valid BTF that both
@@ -113,7 +114,7 @@ func TestDecodeRefuses(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			src, err := decode(&corpus.Kernel{VMLinux: enc.Bytes()})
+			src, err := decode(kernelkey.Key{}, enc.Bytes())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want one saying %q", err, tc.wantErr)

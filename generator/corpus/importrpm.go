@@ -1,0 +1,177 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
+)
+
+// rpmPackage is an RPM input whose header was read.
+type rpmPackage struct {
+	file   string
+	header extract.RPMHeader
+}
+
+// groupRPMs takes the RPM packages out of inputs and groups those of one
+// kernel build: the same source package (SOURCERPM) and architecture.
+// A kernel's image and its modules come in different packages
+// (kernel-core, kernel-modules, kernel-modules-core, kernel-modules-extra),
+// so a group is read as one input, as a .deb is. A debuginfo package is
+// a group of its own (importRPMs hands it to ImportDWARF). An RPM whose
+// header cannot be read is reported to skip. The other inputs are
+// returned in their order.
+func groupRPMs(inputs []string, skip func(in string, err error)) (rest []string, groups [][]rpmPackage) {
+	byBuild := map[string]int{}
+	for _, in := range inputs {
+		h, isRPM, err := readRPMHeader(in)
+		if !isRPM {
+			rest = append(rest, in)
+			continue
+		}
+		if err != nil {
+			skip(in, &KernelError{Path: in, Err: err})
+			continue
+		}
+		p := rpmPackage{file: in, header: h}
+		if h.SourceRPM == "" || h.IsDebuginfo() {
+			groups = append(groups, []rpmPackage{p})
+			continue
+		}
+		build := h.SourceRPM + "\x00" + h.Arch
+		if i, ok := byBuild[build]; ok {
+			groups[i] = append(groups[i], p)
+			continue
+		}
+		byBuild[build] = len(groups)
+		groups = append(groups, []rpmPackage{p})
+	}
+	return rest, groups
+}
+
+// readRPMHeader reads the header of an input that starts like an RPM
+// package; isRPM is false for any other input.
+func readRPMHeader(in string) (h extract.RPMHeader, isRPM bool, err error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return h, false, nil // reported when the input is read
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	if magic, _ := br.Peek(len(extract.RPMMagic)); !bytes.Equal(magic, extract.RPMMagic) {
+		return h, false, nil
+	}
+	p, err := extract.OpenRPM(br)
+	if err != nil {
+		return h, true, err
+	}
+	return p.Header, true, nil
+}
+
+// importRPMs imports the kernels of the RPMs of one kernel build, each
+// with the modules of its release from any package of the build. The key
+// is the package's: the architecture of its ARCH tag, the release of the
+// image's path, the distribution of its dist tag and vendor (RPMDistro);
+// the kernel's banner fills what they leave out, and the flags override
+// all.
+func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, emit func(in string, k *Kernel, err error)) {
+	if p := group[0]; p.header.IsDebuginfo() {
+		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string) (*DWARFInput, error) {
+			return readDebugRPM(p, dir, opts)
+		})
+		return
+	}
+	var over kernelkey.Key
+	if opts != nil {
+		over = opts.Key
+	}
+	slices.SortFunc(group, func(a, b rpmPackage) int { return cmp.Compare(a.file, b.file) })
+	var (
+		images  []fromPackage[extract.PackageImage]
+		modules []fromPackage[extract.PackageModule]
+		headers = map[string]extract.RPMHeader{}
+	)
+	for _, p := range group {
+		files, err := readRPMFiles(p.file, opts.workers())
+		if err != nil {
+			emit(p.file, nil, &KernelError{Path: p.file, Err: err})
+			continue
+		}
+		images = append(images, sourced(p.file, files.Images)...)
+		modules = append(modules, sourced(p.file, files.Modules)...)
+		headers[p.file] = p.header
+	}
+	if len(images) == 0 && len(modules) == 0 {
+		for _, p := range group {
+			if _, ok := headers[p.file]; ok {
+				emit(p.file, nil, &KernelError{Path: p.file, Err: fmt.Errorf("%w: package %s has no kernel image (lib/modules/<release>/vmlinuz, boot/vmlinuz-<release>) and no modules", ErrNoBTF, p.header.Name)})
+			}
+		}
+		return
+	}
+	key := func(img fromPackage[extract.PackageImage]) kernelkey.Key {
+		h := headers[img.file]
+		k := kernelkey.Key{Release: img.item.Release}
+		k.Arch, _ = kernelkey.NormalizeArch(h.Arch)
+		k.Distro, k.Version = extract.RPMDistro(h, img.item.Release)
+		return completeKey(k, img.item.Image.Key())
+	}
+	packageKernels(images, modules, key, over, opts, func(k *Kernel, err error) {
+		in := group[0].file
+		if k != nil {
+			for _, p := range group {
+				if strings.HasPrefix(k.Path, p.file+":") {
+					in = p.file
+				}
+			}
+		}
+		emit(in, k, err)
+	})
+}
+
+// readRPMFiles reads the kernel images and modules of an RPM package.
+func readRPMFiles(file string, workers int) (extract.PackageFiles, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return extract.PackageFiles{}, err
+	}
+	defer f.Close()
+	p, err := extract.OpenRPM(f)
+	if err != nil {
+		return extract.PackageFiles{}, err
+	}
+	return p.ReadKernelFiles(workers)
+}
+
+// readDebugRPM streams a kernel-debuginfo package's vmlinux and modules
+// into dir. The key is the package's, as for kernel-core: its ARCH tag,
+// the release of the vmlinux's path and the distribution RPMDistro tells;
+// the vmlinux's banner and ELF machine fill what they leave out.
+func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*DWARFInput, error) {
+	f, err := os.Open(p.file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := extract.OpenRPM(f)
+	if err != nil {
+		return nil, err
+	}
+	vmlinux, modules, err := r.ReadDWARF(dir, opts != nil && opts.NoModules)
+	if err != nil {
+		return nil, err
+	}
+	return dwarfPackage(p.file, vmlinux, modules, func(release string) kernelkey.Key {
+		k := kernelkey.Key{Release: release}
+		k.Arch, _ = kernelkey.NormalizeArch(p.header.Arch)
+		k.Distro, k.Version = extract.RPMDistro(p.header, release)
+		return k
+	}, opts)
+}

@@ -1,0 +1,99 @@
+// Package btfhub reads and writes the files of BTFHub's archive layout:
+// <release>.btf.tar.xz, an xz-compressed tarball whose one regular member
+// <release>.btf is the raw vmlinux BTF. The corpus reader
+// (generator/corpus) and the tool that derives benchmark corpora
+// (internal/cmd/benchcorpus) share it, so that neither depends on the
+// other.
+package btfhub
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/btfembed/btfembed/internal/extract"
+)
+
+// Read returns the raw BTF inside a .btf.tar.xz file's bytes.
+func Read(data []byte) ([]byte, error) {
+	tarball, release, err := extract.Decompress(data, extract.FormatXZ, extract.MaxImage)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return ReadTar(tarball)
+}
+
+// IsTar tells whether data is a tar archive: it starts with a POSIX tar
+// header ("ustar" at 257) or is an empty archive, blocks of zeros ending
+// in the two that end every archive.
+func IsTar(data []byte) bool {
+	if extract.HasPrefixAt(data, 257, []byte("ustar")) {
+		return true
+	}
+	const block = 512
+	return len(data) >= 2*block && len(data)%block == 0 && !slices.ContainsFunc(data[:2*block], func(b byte) bool { return b != 0 })
+}
+
+// ReadTar returns the one regular member of a tarball whose name ends
+// in .btf. Two such members are an error: which is the kernel's would be a
+// guess.
+func ReadTar(tarball []byte) ([]byte, error) {
+	tr := tar.NewReader(bytes.NewReader(tarball))
+	members := 0
+	var (
+		btf  []byte
+		name string
+	)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tar: %w", err)
+		}
+		members++
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".btf") {
+			continue
+		}
+		if btf != nil {
+			return nil, fmt.Errorf("tarball has two .btf members, %s and %s", name, h.Name)
+		}
+		if btf, err = extract.ReadAllLimit(tr, extract.MaxBTF); err != nil {
+			return nil, fmt.Errorf("tar member %s: %w", h.Name, err)
+		}
+		name = h.Name
+	}
+	switch {
+	case btf != nil:
+		return btf, nil
+	case members == 0:
+		return nil, fmt.Errorf("%w: empty tarball", extract.ErrNoBTF)
+	}
+	return nil, fmt.Errorf("%w: tarball has no .btf member", extract.ErrNoBTF)
+}
+
+// WriteTar writes the tarball inside a BTFHub archive file: one
+// regular member <release>.btf, mode 0644, in the ustar format with no
+// owner and time 0, so the bytes depend on the arguments only.
+func WriteTar(w io.Writer, release string, btf []byte) error {
+	tw := tar.NewWriter(w)
+	h := &tar.Header{Typeflag: tar.TypeReg, Name: release + ".btf", Mode: 0o644, Size: int64(len(btf)),
+		ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR}
+	if err := tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if _, err := tw.Write(btf); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package depcheck
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/btfembed/btfembed"
+
+// rules lists, per package of the module, the packages later in the
+// pipeline that it must not depend on, directly or not.
+var rules = []struct {
+	pkg, why  string
+	forbidden []string
+}{
+	{"generator/corpus", "reads kernel BTF, the first step",
+		[]string{"corereloc", "distill", "generator", "runtime", "internal/predict", "internal/payload"}},
+	{"internal/cmd/benchcorpus", "writes corpora, before they are read",
+		[]string{"generator/corpus", "generator", "corereloc", "distill", "runtime"}},
+	{"corereloc", "matches and minimizes one kernel",
+		[]string{"generator/corpus", "generator", "runtime", "distill"}},
+	{"distill", "distills and relocates module BTF",
+		[]string{"generator/corpus", "generator", "runtime", "corereloc"}},
+	{"runtime", "ships in every agent and only reads the payload",
+		[]string{"generator/corpus", "generator", "corereloc", "distill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache"}},
+}
+
+// knownViolations are edges still to remove, each with what removes it.
+// The test fails when one disappears, so that the list only shrinks.
+var knownViolations = map[[2]string]string{
+	{"runtime", "distill"}: "runtime relocates embedded module BTF with distill.LoadRelocated; " +
+		"the relocation is to move to an internal package below both",
+}
+
+// deps is what `go list -deps` says pkg depends on, module-relative.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	var rel []string
+	for _, p := range strings.Fields(string(out)) {
+		if r, ok := strings.CutPrefix(p, module+"/"); ok && r != pkg {
+			rel = append(rel, r)
+		}
+	}
+	return rel
+}
+
+// violations lists the forbidden packages found in have.
+func violations(have, forbidden []string) []string {
+	var bad []string
+	for _, f := range forbidden {
+		if slices.Contains(have, f) {
+			bad = append(bad, f)
+		}
+	}
+	return bad
+}
+
+// TestDependenciesRunOneWay runs go list -deps for each package with a
+// rule and fails on any dependency on a later step.
+func TestDependenciesRunOneWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	seen := map[[2]string]bool{}
+	for _, r := range rules {
+		have := deps(t, r.pkg)
+		if len(have) == 0 {
+			t.Errorf("%s: go list -deps lists no package of the module; is the rule's path right?", r.pkg)
+		}
+		for _, f := range violations(have, r.forbidden) {
+			edge := [2]string{r.pkg, f}
+			if why, ok := knownViolations[edge]; ok {
+				seen[edge] = true
+				t.Logf("known: %s depends on %s (%s)", r.pkg, f, why)
+				continue
+			}
+			t.Errorf("%s (%s) depends on %s, a later step of the pipeline", r.pkg, r.why, f)
+		}
+	}
+	for edge := range knownViolations {
+		if !seen[edge] {
+			t.Errorf("%s no longer depends on %s: remove it from knownViolations", edge[0], edge[1])
+		}
+	}
+}
+
+// TestCheckerFindsViolations makes sure the check can fail: the generator
+// depends on corereloc, which a rule forbidding it reports.
+func TestCheckerFindsViolations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	got := violations(deps(t, "generator"), []string{"corereloc", "internal/vmtest"})
+	if len(got) != 1 || got[0] != "corereloc" {
+		t.Fatalf("violations = %q, want the generator's dependency on corereloc", got)
+	}
+}

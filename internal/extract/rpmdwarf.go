@@ -1,0 +1,24 @@
+package extract
+
+import "strings"
+
+// IsDebuginfo tells whether a package holds debug info, by the names
+// rpmbuild gives debuginfo packages: kernel-debuginfo,
+// kernel-rt-debuginfo, kernel-debuginfo-common-x86_64 (sources only).
+func (h RPMHeader) IsDebuginfo() bool {
+	return strings.HasSuffix(h.Name, "-debuginfo") || strings.Contains(h.Name, "-debuginfo-")
+}
+
+// ReadDWARF streams the payload's debug vmlinux files
+// (usr/lib/debug/lib/modules/<release>/vmlinux) and, unless noModules,
+// its debug modules (usr/lib/debug/lib/modules/<release>/**/<name>.ko.debug)
+// into dir, under names of its own (never the members' paths), within
+// the caps MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in
+// memory: a kernel-debuginfo vmlinux is hundreds of MB.
+func (p *RPM) ReadDWARF(dir string, noModules bool) (vmlinux, modules []DWARFFile, err error) {
+	files := dwarfFiles{dir: dir, noModules: noModules}
+	if err := p.walk(files.add); err != nil {
+		return nil, nil, err
+	}
+	return files.vmlinux, files.modules, nil
+}
