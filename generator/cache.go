@@ -406,8 +406,11 @@ func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 // payload returns the payload encoded from entries before: encoding costs
 // a rerun more than the rest of it (the best zstd level's tables). kc may
 // be nil.
+//
+// In verify mode the payload is encoded again: a cached payload is bytes
+// the oracle cannot check, and a forged one would be embedded as it is.
 func (kc *kernelCache) payload(entries []encode.Entry) ([]byte, bool) {
-	if kc == nil {
+	if kc == nil || kc.verify {
 		return nil, false
 	}
 	return kc.c.Get(kc.payloadKey(entries))

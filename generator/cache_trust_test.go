@@ -126,6 +126,17 @@ func TestCacheForged(t *testing.T) {
 	if res.Report.CachedResults != 2 {
 		t.Errorf("verify mode: %d results from the cache, want the 2 genuine ones", res.Report.CachedResults)
 	}
+
+	// The encoded payload is cached too, keyed by the entries: a forged
+	// one is bytes no oracle checks, so verify mode encodes again.
+	kc, err := openKernelCache(dir, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc.storePayload(want.entries, []byte("BTFEMBED forged payload"))
+	if res := runResult(t, args); !bytes.Equal(res.Payload, want.Payload) {
+		t.Errorf("verify mode embedded a forged payload entry: %q", res.Payload[:min(len(res.Payload), 32)])
+	}
 }
 
 // TestCacheUnusable: whatever is wrong with the cache directory, the run

@@ -34,10 +34,10 @@ var ErrNoEmbeddedObjects = errors.New("the package embeds no BPF object")
 // object serves, and embeds <stem>_<target>.o from it. The paths are
 // relative to dir, sorted.
 //
-// The package is listed with `go list` once for the host GOARCH to learn
-// its files, and then once for each GOARCH whose build constraints include
-// a file that embeds something; only embedded files that are BPF ELF
-// objects count.
+// go/build finds the GOARCHes whose build constraints include a file with
+// a //go:embed directive, and the package is listed with `go list` once
+// for each of them, which resolves the patterns; only embedded files that
+// are BPF ELF objects count.
 func EmbeddedObjects(ctx context.Context, dir string) (map[string][]string, error) {
 	goarches, err := embeddingGOARCHes(ctx, dir)
 	if err != nil {
@@ -72,39 +72,28 @@ func EmbeddedObjects(ctx context.Context, dir string) (map[string][]string, erro
 	return byArch, nil
 }
 
-// embeddingGOARCHes lists the Linux GOARCHes for which at least one Go file
-// of the package that holds a //go:embed directive is built.
+// embeddingGOARCHes lists the Linux GOARCHes for which the package has
+// a //go:embed directive: go/build parses the directives as the go
+// command does (any space after go:embed, test files apart) and applies
+// each GOARCH's build constraints.
 func embeddingGOARCHes(ctx context.Context, dir string) ([]string, error) {
-	pkg, err := goList(ctx, dir, "")
-	if err != nil {
-		return nil, err
-	}
-	var embedding []string
-	for _, name := range slices.Concat(pkg.GoFiles, pkg.CgoFiles, pkg.IgnoredGoFiles) {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(pkg.Dir, name))
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(src, []byte("//go:embed ")) {
-			embedding = append(embedding, name)
-		}
-	}
 	var goarches []string
 	for _, goarch := range linuxGOARCHes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		bc := build.Default
-		bc.GOOS, bc.GOARCH = "linux", goarch
-		for _, name := range embedding {
-			ok, err := bc.MatchFile(pkg.Dir, name)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				goarches = append(goarches, goarch)
-				break
-			}
+		bc.GOOS, bc.GOARCH, bc.CgoEnabled = "linux", goarch, true
+		pkg, err := bc.ImportDir(dir, 0)
+		var noGo *build.NoGoError
+		switch {
+		case errors.As(err, &noGo):
+			continue // no Go file for this GOARCH
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if len(pkg.EmbedPatterns) > 0 {
+			goarches = append(goarches, goarch)
 		}
 	}
 	return goarches, nil

@@ -36,10 +36,11 @@ func TestEmbeddedObjects(t *testing.T) {
 		return src
 	}
 	for name, content := range map[string]string{
-		"go.mod":                   "module example.com/agent\n\ngo 1.26\n",
-		"bpf_x86_bpfel.go":         embedding("386 || amd64", "bpf_x86_bpfel.o"),
-		"bpf_x86_bpfel.o":          string(el),
-		"bpf_arm64_bpfel.go":       embedding("arm64", "bpf_arm64_bpfel.o"),
+		"go.mod":           "module example.com/agent\n\ngo 1.26\n",
+		"bpf_x86_bpfel.go": embedding("386 || amd64", "bpf_x86_bpfel.o"),
+		"bpf_x86_bpfel.o":  string(el),
+		// A tab after go:embed, which the go command accepts.
+		"bpf_arm64_bpfel.go":       "//go:build arm64\n\npackage agent\n\nimport _ \"embed\"\n\n//go:embed\tbpf_arm64_bpfel.o\nvar _ []byte\n",
 		"bpf_arm64_bpfel.o":        string(el),
 		"generic_bpfeb.go":         embedding("s390x", "generic_bpfeb.o"),
 		"generic_bpfeb.o":          string(eb),

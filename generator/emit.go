@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/btfembed/btfembed/internal/plural"
+
 	"github.com/dave/jennifer/jen"
 )
 
@@ -139,8 +141,9 @@ func docComment(ident string, r *Report) string {
 		for i, o := range r.Objects {
 			objs[i] = filepath.Base(o)
 		}
-		fmt.Fprintf(&b, ":\nminimized BTF for %d kernels (%s) in %d distinct blobs, %d bytes,\nfor the CO-RE relocations of %s.",
-			len(r.Kernels), strings.Join(archs, ", "), r.Blobs, r.PayloadBytes, strings.Join(objs, ", "))
+		fmt.Fprintf(&b, ":\nminimized BTF for %s (%s) in %s, %s,\nfor the CO-RE relocations of %s.",
+			plural.Count(len(r.Kernels), "kernel"), strings.Join(archs, ", "), plural.Count(r.Blobs, "distinct blob"),
+			plural.Count(r.PayloadBytes, "byte"), strings.Join(objs, ", "))
 	} else {
 		b.WriteString(".")
 	}

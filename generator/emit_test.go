@@ -103,3 +103,11 @@ func TestEmitRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestDocCommentPlurals: the generated doc counts in the singular for one.
+func TestDocCommentPlurals(t *testing.T) {
+	one := &Report{Objects: []string{"bpf_arm64_bpfel.o"}, Kernels: []KernelReport{{Arch: "arm64", Release: "6.1.0-57-arm64"}}, Blobs: 1, PayloadBytes: 1}
+	if got, want := docComment("KernelBTF", one), "minimized BTF for 1 kernel (arm64: 1) in 1 distinct blob, 1 byte,\n"; !strings.Contains(got, want) {
+		t.Errorf("docComment = %q, want it to say %q", got, want)
+	}
+}

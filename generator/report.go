@@ -1,9 +1,6 @@
 package generator
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -211,50 +208,6 @@ func statusWord(out corereloc.Outcome) string {
 // key spells the kernel as everything else does (kernelkey.Key.String).
 func (kr *KernelReport) key() string {
 	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
-}
-
-// WriteJSON writes the report as indented JSON, the bytes a
-// json.Encoder with a two-space indent writes. It marshals one kernel at
-// a time: the whole document, 40 KB a kernel with a dozen objects, is
-// never in memory.
-func (r *Report) WriteJSON(w io.Writer) error {
-	rest := *r
-	rest.Kernels = nil
-	doc, err := json.MarshalIndent(&rest, "", "  ")
-	if err != nil {
-		return err
-	}
-	// JSON escapes newlines in strings, so only the field can spell this.
-	const null = "\n  \"kernels\": null,\n"
-	head, tail, ok := bytes.Cut(doc, []byte(null))
-	if !ok {
-		return fmt.Errorf("report JSON: no kernels field in %.100q", doc)
-	}
-	bw := bufio.NewWriter(w)
-	bw.Write(head)
-	switch {
-	case r.Kernels == nil:
-		bw.WriteString(null)
-	case len(r.Kernels) == 0:
-		bw.WriteString("\n  \"kernels\": [],\n")
-	default:
-		bw.WriteString("\n  \"kernels\": [")
-		for i := range r.Kernels {
-			k, err := json.MarshalIndent(&r.Kernels[i], "    ", "  ")
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				bw.WriteByte(',')
-			}
-			bw.WriteString("\n    ")
-			bw.Write(k)
-		}
-		bw.WriteString("\n  ],\n")
-	}
-	bw.Write(tail)
-	bw.WriteByte('\n')
-	return bw.Flush()
 }
 
 // TableOptions configures WriteTable; nil means the defaults.

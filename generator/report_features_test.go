@@ -50,6 +50,8 @@ func TestReportFeatures(t *testing.T) {
 			{"6.1.0-50-cloud-amd64", "rcu_kfunc", VerdictFails, "kfunc"},
 			{"6.12.118+deb12-amd64", "cgrp_storage", VerdictLoads, ""},
 			{"6.12.118+deb12-amd64", "rcu_kfunc", VerdictLoads, ""},
+			{"6.1.0-47-amd64", "accept_all", VerdictFails, "prog_type"},
+			{"6.12.118+deb12-amd64", "accept_all", VerdictLoads, ""},
 		} {
 			p, ok := got[[2]string{tt.release, tt.program}]
 			if !ok || p.Verdict != tt.verdict || p.Reason != tt.reason {

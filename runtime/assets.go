@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -188,11 +189,11 @@ func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Mod
 		mod := Module{Name: m.Name}
 		if m.HasBase {
 			if mod.Base, err = a.p.Blob(m.Base, bud); err != nil {
-				return nil, nil, nil, fmt.Errorf("module %s base: %w", mod.Name, err)
+				return nil, nil, nil, fmt.Errorf("module %s base: %w", safetext.Escape(mod.Name), err)
 			}
 		}
 		if mod.Split, err = a.p.Blob(m.Split, bud); err != nil {
-			return nil, nil, nil, fmt.Errorf("module %s: %w", mod.Name, err)
+			return nil, nil, nil, fmt.Errorf("module %s: %w", safetext.Escape(mod.Name), err)
 		}
 		mods = append(mods, mod)
 	}

@@ -19,6 +19,8 @@ func FuzzOpen(f *testing.F) {
 	// against another.
 	m := moduleEntry(f, true).Modules[0]
 	f.Add(payloadtest.Encode(f, append(slices.Clone(payloadtest.Entries(f)[:2]), encode.Entry{Key: Key{Arch: "x86_64", Release: "zz"}, VMLinux: m.Base}), &encode.Options{MaxDictSize: 1}))
+	// Issue 18's amplification, small: modules naming one blob.
+	f.Add(payloadtest.Amplification(f, Key{Arch: "x86_64", Release: "amplified"}, 4, 1<<12))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		resum(p)
 		exercise(t, p)

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // LoadModules reads embedded modules' BTF over a vmlinux BTF, for
@@ -38,7 +39,7 @@ func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[strin
 			spec, err = distill.LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("module %s: %w", m.Name, err)
+			return nil, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)
 		}
 		specs[m.Name] = spec
 	}

@@ -18,18 +18,20 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-const corpusHelp = `usage:
+const corpusHelp = `Usage:
   btfembed corpus import -o <dir> [flags] <input>...
   btfembed corpus ls [flags] <dir>...
 
 import writes kernel BTF into a corpus at <dir>, in the BTFHub-archive layout
 <distro>/<version>/<arch>/<release>.btf.tar.xz, with module BTF in
-<release>.modules/ beside it. An input is a kernel package (.deb), a kernel
-image (vmlinuz, Image, Image.gz), an ELF vmlinux, raw or compressed BTF
-(.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz, /sys/kernel/btf/vmlinux,
-or a corpus directory. Kernels without BTF are read from their DWARF: a
-vmlinux with debug info (plain or compressed) or a debug package
-(linux-image-<release>-dbg_*.deb), made into BTF by pahole (package pahole);
+<release>.modules/ beside it. An input is a kernel package (.deb, or .rpm:
+give kernel-core and its kernel-modules* together, they are read as one), a
+kernel image (vmlinuz, Image, Image.gz), an ELF vmlinux, raw or compressed
+BTF (.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz,
+/sys/kernel/btf/vmlinux, or a corpus directory. Kernels without BTF are read
+from their DWARF: a vmlinux with debug info (plain or compressed) or a debug
+package (linux-image-<release>-dbg_*.deb, kernel-debuginfo-*.rpm), made
+into BTF by pahole (package pahole);
 the result is cached under $BTFEMBED_CACHE by the input's contents. Release,
 arch and distribution come from the input (package metadata, the kernel's
 version string, the ELF machine, the path) unless flags give them. Bad

@@ -12,7 +12,7 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-const distillUsage = `usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
+const distillUsage = `Usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
 
 Separates a kernel module's split BTF from the vmlinux BTF it was built
 over, like libbpf's btf__distill_base: <out.base.btf> gets the distilled
@@ -119,7 +119,7 @@ func moduleOver(m *corpus.File, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, e
 	return rawbtf.Parse(raw, base)
 }
 
-const relocateUsage = `usage: btfembed relocate [-layout-compatible] -B <new-base> <distilled.base.btf> <split.btf> <out.btf>
+const relocateUsage = `Usage: btfembed relocate [-layout-compatible] -B <new-base> <distilled.base.btf> <split.btf> <out.btf>
 
 Moves split BTF over a distilled base (from "btfembed distill", or a
 module's .BTF.base and .BTF) onto another vmlinux BTF, like libbpf's

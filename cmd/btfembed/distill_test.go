@@ -40,14 +40,14 @@ func TestDistillUsage(t *testing.T) {
 		args  []string
 		want  error
 	}{
-		{runDistill, "usage: btfembed distill", []string{"-h"}, flag.ErrHelp},
-		{runDistill, "usage: btfembed distill", []string{}, errUsage},
-		{runDistill, "usage: btfembed distill", []string{"m.ko", "b", "s"}, errUsage},
-		{runDistill, "usage: btfembed distill", []string{"-B", "vmlinux", "m.ko", "b"}, errUsage},
-		{runDistill, "usage: btfembed distill", []string{"-X", "-B", "vmlinux", "m.ko", "b", "s"}, errUsage},
-		{runRelocate, "usage: btfembed relocate", []string{"-h"}, flag.ErrHelp},
-		{runRelocate, "usage: btfembed relocate", []string{"b", "s", "o"}, errUsage},
-		{runRelocate, "usage: btfembed relocate", []string{"-B", "vmlinux", "b", "s"}, errUsage},
+		{runDistill, "Usage: btfembed distill", []string{"-h"}, flag.ErrHelp},
+		{runDistill, "Usage: btfembed distill", []string{}, errUsage},
+		{runDistill, "Usage: btfembed distill", []string{"m.ko", "b", "s"}, errUsage},
+		{runDistill, "Usage: btfembed distill", []string{"-B", "vmlinux", "m.ko", "b"}, errUsage},
+		{runDistill, "Usage: btfembed distill", []string{"-X", "-B", "vmlinux", "m.ko", "b", "s"}, errUsage},
+		{runRelocate, "Usage: btfembed relocate", []string{"-h"}, flag.ErrHelp},
+		{runRelocate, "Usage: btfembed relocate", []string{"b", "s", "o"}, errUsage},
+		{runRelocate, "Usage: btfembed relocate", []string{"-B", "vmlinux", "b", "s"}, errUsage},
 	} {
 		var stderr bytes.Buffer
 		err := tc.run(&bytes.Buffer{}, &stderr, tc.args)

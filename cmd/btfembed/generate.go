@@ -108,7 +108,8 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function; a lower-case name keeps it unexported")
 	fs.Var(&f.arch, "arch", "only kernels of these `arch`itectures (comma-separated or repeated: x86_64, arm64, ...)")
 	fs.StringVar(&f.kernels, "kernels", "", "only kernel releases matching this `glob` (\"6.1.*\")")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "kernels processed at once")
+	// 0, not this machine's CPU count, so the help reads the same everywhere.
+	fs.IntVar(&f.workers, "workers", 0, "kernels processed at once (default: all cores, GOMAXPROCS)")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
 	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
@@ -144,6 +145,12 @@ func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []stri
 	}
 	if f.pkg == "" {
 		return nil, nil, usagef("-pkg is required outside go generate ($GOPACKAGE is unset)")
+	}
+	switch {
+	case f.workers < 0:
+		return nil, nil, usagef("-workers %d: want a positive number, or 0 for all cores", f.workers)
+	case f.workers == 0:
+		f.workers = runtime.GOMAXPROCS(0)
 	}
 	if len(f.corpus) == 0 {
 		for _, dir := range filepath.SplitList(os.Getenv("BTFEMBED_CORPUS")) {

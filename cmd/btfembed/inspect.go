@@ -19,7 +19,7 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-const inspectUsage = `usage: btfembed inspect [-B base] <file>...
+const inspectUsage = `Usage: btfembed inspect [-B base] <file>...
 
 Describes btfembed payloads and BTF files.
 

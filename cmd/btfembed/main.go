@@ -195,7 +195,7 @@ func runHelp(stdout, _ io.Writer, args []string) error {
 	case len(args) > 1:
 		return usagef("help: want at most one subcommand, got %q", args)
 	case args[0] == "help":
-		fmt.Fprintln(stdout, "usage: btfembed help [subcommand]\n\n"+helpSummary+".")
+		fmt.Fprintln(stdout, "Usage: btfembed help [subcommand]\n\n"+helpSummary+".")
 		return nil
 	}
 	sub, ok := subcommands[args[0]]

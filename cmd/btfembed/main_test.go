@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,12 +31,14 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage: btfembed", "Subcommands:"}},
 		{[]string{"help"}, []string{"Usage: btfembed", "Subcommands:"}},
 		{[]string{"-corpus", "x", "-h"}, []string{"Usage: btfembed", "Subcommands:"}},
-		{[]string{"help", "min"}, []string{"usage: btfembed min"}},
-		{[]string{"help", "corpus"}, []string{"import", "ls"}},
-		{[]string{"help", "inspect"}, []string{"usage: btfembed inspect"}},
-		{[]string{"help", "distill"}, []string{"usage: btfembed distill"}},
-		{[]string{"help", "relocate"}, []string{"usage: btfembed relocate"}},
-		{[]string{"help", "help"}, []string{"usage: btfembed help"}},
+		{[]string{"help", "min"}, []string{"Usage: btfembed min"}},
+		{[]string{"help", "corpus"}, []string{"Usage:", "import", "ls"}},
+		{[]string{"help", "cache"}, []string{"Usage: btfembed cache"}},
+		{[]string{"help", "merge"}, []string{"Usage: btfembed merge"}},
+		{[]string{"help", "inspect"}, []string{"Usage: btfembed inspect"}},
+		{[]string{"help", "distill"}, []string{"Usage: btfembed distill"}},
+		{[]string{"help", "relocate"}, []string{"Usage: btfembed relocate"}},
+		{[]string{"help", "help"}, []string{"Usage: btfembed help"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -42,6 +46,13 @@ func TestHelp(t *testing.T) {
 				t.Fatalf("%v (want exit status 0)", err)
 			}
 			help := stdout.String() + stderr.String()
+			// One spelling, the flag package's and the go command's.
+			if strings.Contains(help, "(default "+strconv.Itoa(runtime.GOMAXPROCS(0))+")") {
+				t.Errorf("help prints this machine's CPU count as a default:\n%s", help)
+			}
+			if strings.Contains(help, "usage:") {
+				t.Errorf("help says \"usage:\", want \"Usage:\":\n%s", help)
+			}
 			for _, want := range tc.want {
 				if !strings.Contains(help, want) {
 					t.Errorf("help lacks %q:\n%s", want, help)
@@ -76,6 +87,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-corpus", "x", "-output", "out.txt", obj}, "want a .go file"},
 		{[]string{"-corpus", "x", "-bogus", obj}, "flag provided but not defined: -bogus"},
 		{[]string{"-corpus", "x", "-workers", "many", obj}, "invalid value"},
+		{[]string{"-corpus", "x", "-workers", "-1", obj}, "-workers -1: want a positive number"},
 		{[]string{"min"}, "min: want <kernel-btf>"},
 		{[]string{"distill"}, "-B is required"},
 		{[]string{"inspect"}, "no file given"},

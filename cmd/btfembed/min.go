@@ -10,7 +10,7 @@ import (
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-const minUsage = `usage: btfembed min [-B base] <kernel-btf> <out.btf> <obj>...
+const minUsage = `Usage: btfembed min [-B base] <kernel-btf> <out.btf> <obj>...
 
 Writes to <out.btf> the smallest BTF that resolves every CO-RE relocation
 of the BPF objects exactly as <kernel-btf> does, like

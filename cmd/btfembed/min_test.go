@@ -31,7 +31,7 @@ func TestMinUsage(t *testing.T) {
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%q: error %v, want %v", tc.args, err, tc.want)
 		}
-		if !strings.Contains(stderr.String(), "usage: btfembed min") {
+		if !strings.Contains(stderr.String(), "Usage: btfembed min") {
 			t.Errorf("%q: no usage text on stderr", tc.args)
 		}
 	}

@@ -80,7 +80,7 @@ func ImportDWARF(ctx context.Context, source string, read func(dir string) (*DWA
 	if err != nil {
 		return nil, nil, &KernelError{Path: source, Err: err}
 	}
-	k, skipped, err := kernelFromDWARF(ctx, tool, source, in, opts)
+	k, skipped, err := kernelFromDWARF(ctx, tool, source, in, dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,8 +96,9 @@ func memberPath(source, member string) string {
 	return source + ":" + member
 }
 
-// kernelFromDWARF runs pahole on a vmlinux and its modules.
-func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *DWARFInput, opts *ImportOptions) (*Kernel, []error, error) {
+// kernelFromDWARF runs pahole on a vmlinux and its modules; dir is a
+// private temporary directory.
+func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *DWARFInput, dir string, opts *ImportOptions) (*Kernel, []error, error) {
 	path := memberPath(source, in.Member)
 	fail := func(err error) (*Kernel, []error, error) { return nil, nil, &KernelError{Path: path, Err: err} }
 	key, err := dwarfKey(in, opts)
@@ -117,9 +118,8 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	if len(in.Modules) == 0 || opts != nil && opts.NoModules {
 		return k, nil, nil
 	}
-	// pahole reads the base from a file: the vmlinux BTF, beside the
-	// DWARF files in the caller's temporary directory.
-	baseFile := filepath.Join(filepath.Dir(in.VMLinux), ".vmlinux.btf")
+	// pahole reads the base from a file.
+	baseFile := filepath.Join(dir, ".vmlinux.btf")
 	if err := os.WriteFile(baseFile, vmlinux, 0o600); err != nil {
 		return fail(err)
 	}

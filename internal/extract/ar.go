@@ -17,6 +17,9 @@ const ArMagic = "!<arch>\n"
 
 // arReader reads the members of an ar archive in order (the common format of
 // deb(5): 60-byte headers, sizes in decimal, members padded to even length).
+// It is written here because neither the standard library nor a maintained
+// module reads ar, and without it no .deb can be imported; the tar members
+// inside are read with archive/tar.
 type arReader struct {
 	r      *bufio.Reader
 	remain int64 // unread bytes of the current member

@@ -2,8 +2,10 @@
 // ship: compressed streams (gzip, xz, lzma, zstd, lz4 legacy, bzip2, lzo),
 // kernel images (x86 bzImage, EFI zboot, arm64 and riscv64 Image, flat
 // payloads scanned for the BTF magic), ELF vmlinux and modules (.BTF and
-// .BTF.base), the kernel banner (release and distribution), and Debian
-// packages (ar, control and data tarballs).
+// .BTF.base), the kernel banner (release and distribution), Debian
+// packages (ar, control and data tarballs) and RPM packages (headers read
+// with go-rpmutils within rpm's limits, the cpio payload with
+// cavaliergopher/cpio: rpm.go says why), dist tags (disttag.go).
 //
 // Every decoder streams its output against a cap (MaxBTF, MaxImage) and a
 // memory budget shared by all readers (memory.go, docs/threat-model.md),

@@ -1,19 +1,12 @@
 package kerneltest
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/therootcompany/xz"
-
-	"github.com/btfembed/btfembed/internal/atomicfile"
 )
 
 // SharedArchive is a kernel of the shared corpus (SharedCorpus) in
@@ -33,57 +26,9 @@ func SharedArchive(tb testing.TB, rel string) Kernel {
 	return Kernel{Name: rel, Arch: parts[len(parts)-2], Release: parts[len(parts)-1], BTF: raw}
 }
 
-// NoBTF is the shared corpus's kernel built without BTF
-// (nobtf/x86_64, Linux 6.1.176) with BTF made from the DWARF of its
-// vmlinux by encode (package pahole's Tool.Encode, which this package
-// cannot import: pahole's own tests import it), as BTFHub makes BTF for
-// such kernels, once per machine (about 3 s and 450 MB of memory). It
-// skips the test under -short and where the shared corpus is not set or
-// lacks the kernel; encode may skip it too (no pahole).
-func NoBTF(tb testing.TB, encode func(tb testing.TB, vmlinux, release string) []byte) Kernel {
-	tb.Helper()
-	if testing.Short() {
-		tb.Skip("-short: making BTF from DWARF with pahole takes seconds")
-	}
-	path := SharedFile(tb, "nobtf", "x86_64", "vmlinux-6.1.176.xz")
-	k := Kernel{Name: "nobtf/x86_64/6.1.176", Arch: "x86_64", Release: "6.1.176"}
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-	cached := filepath.Join(cacheDir(), "dwarf-"+hex.EncodeToString(h.Sum(nil))+".btf")
-	if k.BTF, err = os.ReadFile(cached); err == nil {
-		return k
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		tb.Fatal(err)
-	}
-	zr, err := xz.NewReader(f, 0)
-	if err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-	vmlinux := filepath.Join(tb.TempDir(), "vmlinux")
-	out, err := os.Create(vmlinux)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-	if err := out.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	k.BTF = encode(tb, vmlinux, k.Release)
-	if os.MkdirAll(filepath.Dir(cached), 0o755) == nil {
-		_ = atomicfile.WriteFile(cached, k.BTF)
-	}
-	return k
-}
+// UnpackArchive returns the raw BTF of a BTFHub archive's bytes (a
+// .tar.xz holding one .btf member).
+func UnpackArchive(archive []byte) ([]byte, error) { return unpackArchive(archive) }
 
 // SharedFile is the path of a file of the shared corpus, skipping the
 // test where the corpus is not set or lacks the file.

@@ -1,7 +1,7 @@
 package predict
 
 import (
-	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,8 +10,9 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/pahole"
+	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // expect is a program's verdict on a kernel and the kind of its first
@@ -34,14 +35,19 @@ var featureExpectations = map[string]map[string]expect{
 		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
 		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
+		"accept_all": {Fails, KindProgType},
 	},
-	"6.1":  {"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType}},
+	"6.1": {
+		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
+		"accept_all": {Fails, KindProgType},
+	},
 	"6.12": {},
 	"nobtf": {
 		"fentry_nanosleep": {Fails, KindBTFIDAttach}, "tp_btf_exec": {Fails, KindBTFIDAttach},
 		// Its program type is refused before its map type is looked at.
 		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
 		"task_btf": {Fails, KindHelper}, "rcu_kfunc_weak": {Fails, KindBTFIDAttach},
+		"accept_all": {Fails, KindProgType},
 	},
 }
 
@@ -70,17 +76,26 @@ func predictFeatures(t *testing.T, k kerneltest.Kernel) map[string]Prediction {
 // pahole makes from its DWARF.
 func noBTF(tb testing.TB) kerneltest.Kernel {
 	tb.Helper()
-	return kerneltest.NoBTF(tb, func(tb testing.TB, vmlinux, release string) []byte {
-		tool, err := pahole.Find(context.Background())
-		if err != nil {
-			tb.Skip(err)
+	return dwarfkernel.Kernel(tb, kerneltest.SharedFile(tb, dwarfkernel.NoBTFVMLinux), dwarfkernel.NoBTFKey)
+}
+
+// checkExpectations compares predictions, by program, with what is
+// expected of them: loads where want does not name the program.
+func checkExpectations(t *testing.T, preds map[string]Prediction, want map[string]expect) {
+	t.Helper()
+	for prog, p := range preds {
+		w, ok := want[prog]
+		if !ok {
+			w = loads
 		}
-		raw, err := tool.Encode(context.Background(), pahole.Job{ELF: vmlinux, Kernel: pahole.ParseKernelRelease(release)})
-		if err != nil {
-			tb.Fatal(err)
+		got := expect{p.Verdict, ""}
+		if len(p.Reasons) > 0 {
+			got.kind = p.Reasons[0].Kind
 		}
-		return raw
-	})
+		if got != w {
+			t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, w.verdict, w.kind)
+		}
+	}
 }
 
 // TestFeatures predicts the feature objects, which use what older
@@ -105,22 +120,10 @@ func TestFeatures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := kernels[name](t)
 			preds := predictFeatures(t, k)
-			if len(preds) != 16 {
-				t.Errorf("%d programs, want 16", len(preds))
+			if len(preds) != 17 {
+				t.Errorf("%d programs, want 17", len(preds))
 			}
-			for prog, p := range preds {
-				want, ok := featureExpectations[name][prog]
-				if !ok {
-					want = loads
-				}
-				got := expect{p.Verdict, ""}
-				if len(p.Reasons) > 0 {
-					got.kind = p.Reasons[0].Kind
-				}
-				if got != want {
-					t.Errorf("%s: %s %q, want %s (%s)", p, p.Verdict, p.Reasons, want.verdict, want.kind)
-				}
-			}
+			checkExpectations(t, preds, featureExpectations[name])
 		})
 	}
 }
@@ -144,6 +147,8 @@ func TestFeatureReasons(t *testing.T) {
 		{"cgrp_storage", "helper bpf_get_current_task_btf (158) is not in this kernel", ""},
 		{"guarded_strncmp", "", "helper bpf_strncmp (182) is not in this kernel: call at insn 12"},
 		{"rcu_kfunc_weak", "", "kfunc bpf_rcu_read_lock is not in this kernel's BTF: call at insn"},
+		{"accept_all", "program type Netfilter (32) is not in this kernel", ""},
+		{"accept_all", "attach type Netfilter (45) is not in this kernel", ""},
 	} {
 		p := preds[tt.program]
 		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
@@ -212,5 +217,26 @@ func TestHelperNames(t *testing.T) {
 				t.Errorf("%s: helper %d is %s, named %s", k.Name, v.Value, v.Name, got)
 			}
 		}
+	}
+}
+
+// TestFeatures32Bit predicts the feature objects on Debian's 686-pae
+// (i386, built without BTF): ctx_long.c's 8-byte load of `unsigned long
+// args[0]`, which cilium/ebpf's fixup moves to offset 12, fails there
+// (the verifier says "invalid bpf_context access off=12 size=8"); the
+// programs that need the kernel's own BTF fail for it.
+func TestFeatures32Bit(t *testing.T) {
+	deb := kerneltest.Debian686PAE(t)
+	k := dwarfkernel.Kernel(t, deb.Dbg, kernelkey.Key{Distro: "debian", Version: "12", Arch: "i386", Release: deb.Release})
+	facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, nil)
+	if facts.LongSize != 4 || facts.OwnBTF {
+		t.Fatalf("%s: long is %d bytes, own BTF %v; want 4, false", k.Name, facts.LongSize, facts.OwnBTF)
+	}
+	preds := predictFeatures(t, k)
+	want := maps.Clone(featureExpectations["nobtf"])
+	want["sys_enter_arg"] = expect{Fails, KindCtxAccess}
+	checkExpectations(t, preds, want)
+	if r := texts(preds["sys_enter_arg"].Reasons); len(r) == 0 || !strings.Contains(r[0], "invalid bpf_context access off=12 size=8") {
+		t.Errorf("sys_enter_arg: reasons %q, want the verifier's off=12 size=8", r)
 	}
 }

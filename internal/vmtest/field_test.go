@@ -24,6 +24,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/pahole"
@@ -510,7 +511,7 @@ func newFixture(corpusDir string) (*fixture, error) {
 	}
 	fx.conntrack = modules[len(modules)-1].data
 	vmlinux := filepath.Join(corpusDir, nobtfDir, "vmlinux-"+nobtfKey.Release+".xz")
-	fx.nobtfEntry, err = dwarfEntry(context.Background(), vmlinux, nobtfKey)
+	fx.nobtfEntry, err = dwarfkernel.Entry(context.Background(), vmlinux, nobtfKey)
 	if errors.Is(err, pahole.ErrNotFound) || errors.Is(err, pahole.ErrTooOld) {
 		// The kernel without BTF is skipped, saying why; the others boot.
 		fx.nobtfErr, err = err, nil
@@ -641,7 +642,7 @@ func (f *fetched) prepare(ctx context.Context, fx *fixture, k fieldKernel) error
 		return err
 	}
 	f.image = image
-	entry, err := dwarfEntry(ctx, f.deb.Dbg, key)
+	entry, err := dwarfkernel.Entry(ctx, f.deb.Dbg, key)
 	if err != nil {
 		return err
 	}
