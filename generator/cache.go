@@ -177,6 +177,9 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 				if err == nil && !sameKernel(kr.entry.Key, e.Key) {
 					err = fmt.Errorf("the entry is kernel %s's", kr.entry.Key)
 				}
+				if err == nil {
+					err = withinBudget(&kr.entry)
+				}
 				switch {
 				case err != nil:
 					kc.c.Warn("cache: result of %s (%s) not used: %v; recomputed", e.Key, e.Path, err)

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -46,9 +48,10 @@ func TestMerge(t *testing.T) {
 				if string(meta) != "btfembed -corpus testdata" {
 					t.Errorf("merged meta %q", meta)
 				}
+				p := payloadOf(t, res)
 				var js bytes.Buffer
 				res.Report.WriteJSON(&js)
-				sameOutput(t, "merged", objs, res.Payload, js.Bytes())
+				sameOutput(t, "merged", objs, p, js.Bytes())
 			}
 		})
 	}
@@ -135,6 +138,15 @@ func TestMergeCrafted(t *testing.T) {
 		{"garbage module", "split BTF", func(k *partKernel) { k.Entry.Modules[0].Split = []byte("garbage, not BTF at all") }},
 		{"module named twice", "twice", func(k *partKernel) { k.Entry.Modules = append(k.Entry.Modules, k.Entry.Modules[0]) }},
 		{"escaping module name", "not a safe path element", func(k *partKernel) { k.Entry.Modules[0].Name = "../../evil" }},
+		{"over the decode budget", "decode budget", func(k *partKernel) {
+			// Valid BTF: no types, a 33 MiB string table of empty strings.
+			raw := make([]byte, rawbtf.HeaderLen+33<<20)
+			binary.LittleEndian.PutUint16(raw, rawbtf.Magic)
+			raw[2] = rawbtf.Version
+			binary.LittleEndian.PutUint32(raw[4:], rawbtf.HeaderLen)
+			binary.LittleEndian.PutUint32(raw[20:], 33<<20)
+			k.Entry.VMLinux, k.Report.Types, k.Report.Bytes = raw, 0, len(raw)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := readPart(good.Name, good.Data)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -48,7 +49,6 @@ func checkPartKernel(k *partKernel) error {
 	if types := int(vmlinux.NextID() - 1); types != r.Types || len(k.Entry.VMLinux) != r.Bytes {
 		return fmt.Errorf("kernel %s: vmlinux BTF of %d types, %d bytes; the report says %d, %d", key, types, len(k.Entry.VMLinux), r.Types, r.Bytes)
 	}
-	total := uint64(len(k.Entry.VMLinux))
 	var names []string
 	for _, m := range k.Entry.Modules {
 		if err := kernelkey.ValidatePathElement(m.Name); err != nil {
@@ -65,13 +65,28 @@ func checkPartKernel(k *partKernel) error {
 		if _, err := rawbtf.Parse(m.Split, base); err != nil {
 			return fmt.Errorf("kernel %s: module %s: split BTF: %w", key, m.Name, err)
 		}
-		total += uint64(len(m.Base) + len(m.Split))
 	}
-	if total > payload.DefaultBudget {
-		return fmt.Errorf("kernel %s: %d bytes of BTF, more than the runtime's decode budget of %d", key, total, payload.DefaultBudget)
+	if err := withinBudget(&k.Entry); err != nil {
+		return err
 	}
 	if _, err := minimizedTargets(&k.Entry); err != nil {
 		return fmt.Errorf("kernel %s: %w", key, err)
+	}
+	return nil
+}
+
+// withinBudget checks that the runtime's default decode budget serves an
+// entry: its vmlinux BTF, and each module's distilled base and split BTF.
+// A fresh entry is a few KB to a few hundred; one over the budget comes
+// from a crafted part or cache entry, and would embed a kernel the
+// runtime refuses.
+func withinBudget(e *encode.Entry) error {
+	total := uint64(len(e.VMLinux))
+	for _, m := range e.Modules {
+		total += uint64(len(m.Base) + len(m.Split))
+	}
+	if total > payload.DefaultBudget {
+		return fmt.Errorf("kernel %s: %d bytes of BTF, more than the runtime's decode budget of %d", e.Key, total, payload.DefaultBudget)
 	}
 	return nil
 }

@@ -92,12 +92,12 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		}
 		opts.Key.Arch = arch
 	}
+	opts.Warn = func(err error) { fmt.Fprintln(stderr, "btfembed corpus import: warning:", err) }
 	cacheDir, err := cache.DirFromEnv()
-	if err != nil {
-		return fmt.Errorf("corpus import: %w", err)
+	if err != nil { // the cache is an optimization
+		opts.Warn(fmt.Errorf("%w; running without the cache", err))
 	}
 	opts.CacheDir = cacheDir
-	opts.Warn = func(err error) { fmt.Fprintln(stderr, "btfembed corpus import: warning:", err) }
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {

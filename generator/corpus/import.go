@@ -194,6 +194,11 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		}
 		return
 	}
+	if !st.Mode().IsRegular() {
+		// A FIFO or device would be waited on or read without end.
+		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())})
+		return
+	}
 	f, err := os.Open(in)
 	if err != nil {
 		emit(nil, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -57,13 +58,18 @@ func groupRPMs(inputs []string, skip func(in string, err error)) (rest []string,
 }
 
 // readRPMHeader reads the header of an input that starts like an RPM
-// package; isRPM is false for any other input.
+// package; isRPM is false for any other input. Only regular files are
+// looked into, opened non-blocking: a FIFO given as an input is not waited
+// on here.
 func readRPMHeader(in string) (h extract.RPMHeader, isRPM bool, err error) {
-	f, err := os.Open(in)
+	f, err := os.OpenFile(in, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return h, false, nil // reported when the input is read
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return h, false, nil
+	}
 	br := bufio.NewReader(f)
 	if magic, _ := br.Peek(len(extract.RPMMagic)); !bytes.Equal(magic, extract.RPMMagic) {
 		return h, false, nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -292,4 +293,20 @@ func namedTypes(tb testing.TB, raw []byte) map[string]int {
 		}
 	}
 	return m
+}
+
+// TestImportFIFO gives a FIFO as an input: it is refused, not waited on
+// (neither by the look for RPM headers nor by the import).
+func TestImportFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "kernel.rpm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	res, err := Import(t.Context(), t.TempDir(), []string{fifo}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Error(), fifo+": not a regular file") {
+		t.Fatalf("skipped %v, want the FIFO refused", res.Skipped)
+	}
 }

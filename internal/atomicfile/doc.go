@@ -1,10 +1,25 @@
-// Package atomicfile writes output files so that a reader, or a later run
-// after a crash, an error or a signal, finds the previous outputs or the
-// complete new ones, never a part of one and never a mix: every file of a
-// Set goes to a temporary file in its target's directory, all of them are
-// written and synced first, and only then are they renamed over their
-// targets (a rename within one file system replaces the target in one
-// step).
+// Package atomicfile writes output files so that no file is ever seen
+// half written: every file of a Set goes to a temporary file in its
+// target's directory, all of them are written and fsynced first, and only
+// then are they renamed over their targets (a rename within one file
+// system replaces the target in one step), after which the targets'
+// directories are fsynced.
+//
+// What each kind of failure leaves:
+//   - An error while writing, or SIGINT/SIGTERM (the handler waits for a
+//     Commit in progress to end): every target as it was, or every target
+//     new; the temporary files are removed.
+//   - A crash (SIGKILL, power loss) before Commit: every target as it was,
+//     and temporary files, which the next run removes.
+//   - A crash during Commit, between two renames: the targets renamed
+//     before it new, the others old. Each file is whole, but the set is a
+//     mix of two runs (a generated Go file from one run beside the payload
+//     of the other, say); running the same command again replaces them
+//     all. Making the set atomic would need the outputs in one directory
+//     swapped under one name, which go:generate's layout (files beside
+//     the package's own) does not allow.
+//   - A power loss after Commit returned: the new targets (the directory
+//     fsync made the renames durable).
 //
 // Targets must be regular files or absent: a symlink, device node, FIFO or
 // directory at an output path is refused rather than replaced, so a run as

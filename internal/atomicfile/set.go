@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Set replaces several outputs together. Add writes each output to its
@@ -89,9 +90,12 @@ func (s *Set) AddDir(path string, fn func(dir string) error) (err error) {
 
 // Commit renames every temporary file over its target, in the order they
 // were added, after checking once more that no target has become a
-// symlink or another non-regular file. A signal handler calling
-// RemoveTemps waits for a Commit in progress to end. An error after the
-// first rename names the targets already replaced.
+// symlink or another non-regular file, and then fsyncs the targets'
+// directories. A signal handler calling RemoveTemps waits for a Commit in
+// progress to end. An error after the first rename names the targets
+// already replaced. The renames are one system call each, not one
+// together: see the package documentation for what a crash between two
+// of them leaves.
 func (s *Set) Commit() error {
 	live.mu.Lock()
 	defer live.mu.Unlock()
@@ -114,6 +118,30 @@ func (s *Set) Commit() error {
 			return fmt.Errorf("write %s: %w", p.target, err)
 		}
 		done = append(done, p.target)
+	}
+	return syncDirs(s.pending)
+}
+
+// syncDirs fsyncs the directories of the targets once the renames are
+// done, so that a Commit that returned survives a power loss: a rename is
+// durable only when its directory is.
+func syncDirs(ps []pending) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		dir := filepath.Dir(p.target)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		d, err := os.Open(dir)
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", dir, err)
+		}
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", dir, err)
+		}
 	}
 	return nil
 }

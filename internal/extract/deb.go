@@ -25,11 +25,23 @@ type DebContents struct {
 // control.tar.* and data.tar.*) in one pass. Modules are decoded by up to
 // workers goroutines while the archive streams on.
 func ReadDeb(r io.Reader, workers int) (*DebContents, error) {
-	ar, err := newArReader(r)
+	var c DebContents
+	err := readDebArchive(r, &c.Control, func(data io.Reader, format string) error {
+		return readDebData(data, format, workers, &c)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var c DebContents
+	return &c, nil
+}
+
+// readDebArchive walks a package's ar members: the control file is read
+// into *control, and data reads data.tar, which must be there.
+func readDebArchive(r io.Reader, control *DebControl, data func(r io.Reader, format string) error) error {
+	ar, err := newArReader(r)
+	if err != nil {
+		return err
+	}
 	sawData := false
 	for {
 		name, _, err := ar.Next()
@@ -37,24 +49,24 @@ func ReadDeb(r io.Reader, workers int) (*DebContents, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch {
 		case strings.HasPrefix(name, "control.tar"):
-			if c.Control, err = readDebControl(ar, FormatFromExt(name)); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+			if *control, err = readDebControl(ar, FormatFromExt(name)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 		case strings.HasPrefix(name, "data.tar"):
-			if err := readDebData(ar, FormatFromExt(name), workers, &c); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+			if err := data(ar, FormatFromExt(name)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 			sawData = true
 		}
 	}
 	if !sawData {
-		return nil, fmt.Errorf("%w: package without data.tar", ErrUnknownFormat)
+		return fmt.Errorf("%w: package without data.tar", ErrUnknownFormat)
 	}
-	return &c, nil
+	return nil
 }
 
 func readDebControl(r io.Reader, format string) (DebControl, error) {

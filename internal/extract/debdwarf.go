@@ -99,34 +99,12 @@ func debugModulePath(p string) (release, name string, ok bool) {
 // under names of its own (never the members' paths), within the caps
 // MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in memory.
 func ReadDebDWARF(r io.Reader, dir string, noModules bool) (*DebDWARF, error) {
-	ar, err := newArReader(r)
+	var d DebDWARF
+	err := readDebArchive(r, &d.Control, func(data io.Reader, format string) error {
+		return readDebDWARFData(data, format, dir, noModules, &d)
+	})
 	if err != nil {
 		return nil, err
-	}
-	var d DebDWARF
-	sawData := false
-	for {
-		name, _, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case strings.HasPrefix(name, "control.tar"):
-			if d.Control, err = readDebControl(ar, FormatFromExt(name)); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-		case strings.HasPrefix(name, "data.tar"):
-			if err := readDebDWARFData(ar, FormatFromExt(name), dir, noModules, &d); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			sawData = true
-		}
-	}
-	if !sawData {
-		return nil, fmt.Errorf("%w: package without data.tar", ErrUnknownFormat)
 	}
 	return &d, nil
 }

@@ -50,3 +50,15 @@ func BenchmarkCollectionBig(b *testing.B) {
 		Collection(path, coll, relos, k.Name, targets, opts)
 	}
 }
+
+// BenchmarkNewKernel reads a kernel's facts from its full BTF, once per
+// kernel in a generate run.
+func BenchmarkNewKernel(b *testing.B) {
+	k := kerneltest.ByName(b, "6.12.118+deb12-amd64")
+	targets := []*btf.Spec{kernelSpec(b, k)}
+	NewKernel(targets, nil) // cilium/ebpf's name index, which the oracle builds anyway
+	b.ResetTimer()
+	for b.Loop() {
+		NewKernel(targets, []string{"bpf_rcu_read_lock", "bpf_rcu_read_unlock"})
+	}
+}

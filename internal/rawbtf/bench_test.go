@@ -1,7 +1,10 @@
 package rawbtf
 
 import (
+	"bytes"
 	"testing"
+
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
@@ -51,5 +54,38 @@ func BenchmarkNameIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.buildNames()
+	}
+}
+
+// BenchmarkCiliumLoadSpec is what the package is measured against:
+// cilium/ebpf v0.22's btf.LoadSpecFromReader on the same kernel, which
+// decodes types lazily but indexes and copies more up front.
+func BenchmarkCiliumLoadSpec(b *testing.B) {
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	b.SetBytes(int64(len(k.BTF)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCiliumDecodeAll loads the spec and decodes every type, the
+// cost of walking the whole kernel through cilium/ebpf's Type graph.
+func BenchmarkCiliumDecodeAll(b *testing.B) {
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	b.SetBytes(int64(len(k.BTF)))
+	b.ReportAllocs()
+	for b.Loop() {
+		spec, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, err := range spec.All() {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -613,8 +613,12 @@ func (fx *fixture) generate(extra []extraRoot) ([]byte, map[string]*corpus.Kerne
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate the payload: %w", err)
 	}
+	payload, err := res.Payload()
+	if err != nil {
+		return nil, nil, err
+	}
 	kernels, err := readCorpus(roots)
-	return res.Payload, kernels, err
+	return payload, kernels, err
 }
 
 func writeFile(path string, data []byte) error {

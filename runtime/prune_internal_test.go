@@ -71,3 +71,30 @@ func TestPruneContents(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelBTFPredictsNothing: on a kernel with BTF of its own, the
+// selection predicts nothing, even where the payload has verdicts for
+// that very release; forced to the embedded entry, it has them.
+func TestKernelBTFPredictsNothing(t *testing.T) {
+	entries := payloadtest.WithVerdicts(payloadtest.Entries(t))
+	i := slices.IndexFunc(entries, func(e encode.Entry) bool { return len(e.Unloadable) > 0 })
+	e := entries[i]
+	a := open(t, payloadtest.Encode(t, entries, nil))
+	root := hostRoot(t, "etc/os-release", "ID=debian\nVERSION_ID=12\n")
+	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
+	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
+	sel, err := a.Select(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceKernel || sel.Predicted || sel.Predictions != nil {
+		t.Errorf("kernel BTF: source %s, predicted %v, %v; want the kernel's and no prediction", sel.Source, sel.Predicted, sel.Predictions)
+	}
+	opts.ForceEmbedded = true
+	if sel, err = a.Select(opts); err != nil {
+		t.Fatal(err)
+	}
+	if sel.Source != SourceEmbedded || !sel.Predicted || len(sel.Predictions) != len(e.Unloadable) {
+		t.Errorf("embedded: source %s, predicted %v, %v; want %d predictions", sel.Source, sel.Predicted, sel.Predictions, len(e.Unloadable))
+	}
+}
