@@ -39,13 +39,22 @@ type filterCount map[string]int
 
 func (c filterCount) add(_ string, _ kernelkey.Key, filter string) { c[filter]++ }
 
+// archWhy names what limited the kernels to arches: -arch when given,
+// else the objects, which pair only with their own architectures.
+func archWhy(args *Args, arches []string) string {
+	if len(args.Arch) > 0 {
+		return fmt.Sprintf("the arch filter %v", arches)
+	}
+	return fmt.Sprintf("the objects, which pair with %v kernels only,", arches)
+}
+
 // noKernels is the error for a run left without a kernel: it says what
 // removed each entry, so a filter that matches nothing is seen as such.
 func noKernels(args *Args, arches []string, removed filterCount, skipped int) error {
 	var why []string
 	for _, f := range slices.Sorted(maps.Keys(removed)) {
 		what := map[string]string{
-			"arch":    fmt.Sprintf("the arch filter %v", arches),
+			"arch":    archWhy(args, arches),
 			"release": fmt.Sprintf("the kernels pattern %q", args.Kernels),
 		}[f]
 		if what == "" {

@@ -36,11 +36,12 @@ func run(t *testing.T, args Args) ([]byte, []byte, *Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := payloadOf(t, res) // first: it completes the report
 	var js bytes.Buffer
 	if err := res.Report.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	return res.Payload, js.Bytes(), res.Report
+	return p, js.Bytes(), res.Report
 }
 
 // uncached is the output with the cache off, once per object list.
@@ -170,9 +171,14 @@ func TestCacheConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				p, err := res.Payload()
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				var js bytes.Buffer
 				res.Report.WriteJSON(&js)
-				sameOutput(t, phase, objs, res.Payload, js.Bytes())
+				sameOutput(t, phase, objs, p, js.Bytes())
 			})
 		}
 		wg.Wait()

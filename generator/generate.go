@@ -68,15 +68,13 @@ type Args struct {
 
 // Result is the output of Generate.
 type Result struct {
-	// Payload is the embedded format (package internal/payload) holding every
-	// kernel's entry.
-	Payload []byte
-	Report  *Report
+	Report *Report
 	// Warnings are problems that did not stop the run, one line each
 	// (an object without CO-RE relocations).
 	Warnings []string
 
-	entries []encode.Entry // sorted by key, as in Payload
+	entries []encode.Entry // sorted by key, as in the payload
+	payload []byte         // encoded by the first call of Payload
 	shard   shardInfo
 	kc      *kernelCache // nil without a cache
 }
@@ -240,22 +238,13 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
 	}
-	return encodeResult(entries, report, kc)
+	return newResult(entries, report, kc), nil
 }
 
-// encodeResult writes the payload of entries and completes the report's size
-// figures.
-func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Result, error) {
+// newResult is the result of entries, whose payload is not encoded yet,
+// and completes the report's blob count.
+func newResult(entries []encode.Entry, report *Report, kc *kernelCache) *Result {
 	withVerdicts(entries, report)
-	var payload bytes.Buffer
-	if data, ok := kc.payload(entries); ok {
-		payload.Write(data)
-	} else {
-		if err := encode.Write(&payload, entries, nil); err != nil {
-			return nil, fmt.Errorf("encode payload: %w", err)
-		}
-		kc.storePayload(entries, payload.Bytes())
-	}
 	// Keyed by digest, as sharer.blob: a string key would copy every
 	// distinct blob.
 	blobs := map[[sha256.Size]byte]bool{}
@@ -263,15 +252,37 @@ func encodeResult(entries []encode.Entry, report *Report, kc *kernelCache) (*Res
 		blobs[sha256.Sum256(e.VMLinux)] = true
 	}
 	report.Blobs = len(blobs)
-	report.PayloadBytes = payload.Len()
-	return &Result{Payload: payload.Bytes(), Report: report, entries: entries, kc: kc}, nil
+	return &Result{Report: report, entries: entries, kc: kc}
+}
+
+// Payload is the embedded format (package internal/payload) holding every
+// kernel's entry, encoded on the first call, which sets
+// Report.PayloadBytes. Encoding costs tens of milliseconds and the
+// go:generate mode writes a payload per architecture instead (ForArch),
+// so Generate leaves it to the caller that writes it.
+func (r *Result) Payload() ([]byte, error) {
+	if r.payload != nil {
+		return r.payload, nil
+	}
+	if data, ok := r.kc.payload(r.entries); ok {
+		r.payload = data
+	} else {
+		var b bytes.Buffer
+		if err := encode.Write(&b, r.entries, nil); err != nil {
+			return nil, fmt.Errorf("encode payload: %w", err)
+		}
+		r.payload = b.Bytes()
+		r.kc.storePayload(r.entries, r.payload)
+	}
+	r.Report.PayloadBytes = len(r.payload)
+	return r.payload, nil
 }
 
 // ForArch is the part of the result for the kernels of one architecture
 // (any spelling kernelkey.NormalizeArch knows): what a binary built for
 // that architecture embeds. With no such kernel, its payload holds none,
 // and the runtime then serves only kernels with BTF of their own.
-func (r *Result) ForArch(arch string) (*Result, error) {
+func (r *Result) ForArch(arch string) *Result {
 	if a, ok := kernelkey.NormalizeArch(arch); ok {
 		arch = a
 	}
@@ -293,11 +304,7 @@ func (r *Result) ForArch(arch string) (*Result, error) {
 	slices.SortFunc(report.Objects, func(a, b string) int {
 		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
 	})
-	res, err := encodeResult(entries, report, r.kc)
-	if err != nil {
-		return nil, fmt.Errorf("payload for %s: %w", arch, err)
-	}
-	return res, nil
+	return newResult(entries, report, r.kc)
 }
 
 // Progress is told how many corpus entries there are, then about each as

@@ -48,9 +48,10 @@ func TestMerge(t *testing.T) {
 				if string(meta) != "btfembed -corpus testdata" {
 					t.Errorf("merged meta %q", meta)
 				}
+				p := payloadOf(t, res)
 				var js bytes.Buffer
 				res.Report.WriteJSON(&js)
-				sameOutput(t, "merged", objs, res.Payload, js.Bytes())
+				sameOutput(t, "merged", objs, p, js.Bytes())
 			}
 		})
 	}

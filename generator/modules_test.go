@@ -28,7 +28,7 @@ func TestGenerateModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := btfruntime.Open(res.Payload)
+	assets, err := btfruntime.Open(payloadOf(t, res))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,11 +145,8 @@ func TestForArch(t *testing.T) {
 	res := generated(t)
 	total := 0
 	for _, arch := range []string{"x86_64", "arm64", "riscv64"} {
-		part, err := res.ForArch(arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		assets, err := btfruntime.Open(part.Payload)
+		part := res.ForArch(arch)
+		assets, err := btfruntime.Open(payloadOf(t, part))
 		if err != nil {
 			t.Fatalf("%s: %v", arch, err)
 		}

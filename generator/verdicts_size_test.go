@@ -52,14 +52,14 @@ func TestVerdictBytes(t *testing.T) {
 	if err := encode.Write(&without, bare, nil); err != nil {
 		t.Fatal(err)
 	}
-	p, err := payload.Open(res.Payload)
+	p, err := payload.Open(payloadOf(t, res))
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored, raw := p.VerdictsSize()
-	added := len(res.Payload) - without.Len()
+	added := len(payloadOf(t, res)) - without.Len()
 	t.Logf("%d kernels, %d objects, %d kernels with programs that do not load or may not: payload %d bytes, %d without verdicts: verdicts add %d bytes (%.1f per kernel), of which the verdicts frame is %d (%d decompressed)",
-		len(bare), len(objects), withRows, len(res.Payload), without.Len(), added, float64(added)/float64(len(bare)), stored, raw)
+		len(bare), len(objects), withRows, len(payloadOf(t, res)), without.Len(), added, float64(added)/float64(len(bare)), stored, raw)
 	if withRows == 0 || added <= 0 || stored == 0 || uint64(added) < stored {
 		t.Errorf("verdicts of %d kernels add %d bytes, frame %d", withRows, added, stored)
 	}

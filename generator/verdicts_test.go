@@ -16,7 +16,7 @@ import (
 // and kernels with the same verdicts share one set.
 func TestGenerateEmbedsVerdicts(t *testing.T) {
 	res := generated(t)
-	p, err := payload.Open(res.Payload)
+	p, err := payload.Open(payloadOf(t, res))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,10 +274,7 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	var empty []string
 	var emptyPart *generator.Result
 	for _, goarch := range perGOARCH {
-		part, err := res.ForArch(generator.KernelArch(goarch))
-		if err != nil {
-			return err
-		}
+		part := res.ForArch(generator.KernelArch(goarch))
 		if len(part.Report.Kernels) == 0 {
 			empty, emptyPart = append(empty, goarch), part
 			continue
@@ -298,6 +295,9 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 			return err
 		}
 	}
+	// The report and the summary count the payloads written: in the
+	// go:generate mode, one per GOARCH, never one of every kernel.
+	res.Report.PayloadBytes = out.payloadBytes
 	if f.report != "" {
 		// 40 KB of JSON per kernel with a dozen objects: written to its
 		// temporary file kernel by kernel, never in memory whole.

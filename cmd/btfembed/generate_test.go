@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestGenerateBare(t *testing.T) {
 	}
 	// bpf2go's x86 object is for 386 || amd64; the corpus has no i386
 	// kernel, so 386 gets the empty payload of kernelbtf_other.go.
+	written := 0
 	for _, tc := range []struct {
 		file, goarch, constraint string
 		kernels                  int
@@ -85,6 +87,7 @@ func TestGenerateBare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		written += len(payload)
 		assets, err := btfruntime.Open(payload)
 		if err != nil {
 			t.Fatal(err)
@@ -113,6 +116,10 @@ func TestGenerateBare(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), word386) {
 		t.Errorf("-v: no word about 386's empty payload:\n%s", stderr.String())
+	}
+	// The summary counts the payloads written, not one of every kernel.
+	if want := fmt.Sprintf(" %d payload bytes,", written); !strings.Contains(stderr.String(), want) {
+		t.Errorf("summary does not say%q:\n%s", want, stderr.String())
 	}
 }
 

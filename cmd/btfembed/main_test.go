@@ -215,6 +215,16 @@ func TestErrorWording(t *testing.T) {
 	corpusDir := filepath.Join(kerneltest.Dir(), "btfhub")
 	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
 	out := filepath.Join(dir, "out.go")
+	// An arm64 object (bpf2go's name) and only x86_64 kernels: nothing
+	// filtered by a flag, the object's architecture decides.
+	arm64Obj := filepath.Join(dir, "bpf_arm64_bpfel.o")
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(arm64Obj, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -222,6 +232,8 @@ func TestErrorWording(t *testing.T) {
 	}{
 		{"text file as object", []string{"-pkg", "x", "-corpus", corpusDir, "-output", out, notes}, notes + ": not an ELF file"},
 		{"empty corpus", []string{"-pkg", "x", "-corpus", empty, "-output", out, obj}, "it holds no kernel BTF"},
+		{"no kernel of the object's architecture", []string{"-pkg", "x", "-corpus", corpusDir, "-kernels", "6.12.*", "-output", out, arm64Obj},
+			"the objects, which pair with [arm64] kernels only, removed 3"},
 		{"corpus ls of nothing", []string{"corpus", "ls", filepath.Join(dir, "nope")}, "corpus ls: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

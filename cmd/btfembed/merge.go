@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btfembed/btfembed/internal/plural"
+
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/regfile"
@@ -107,10 +109,11 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 func summary(stderr io.Writer, r *generator.Report, wrote string) {
 	cached := ""
 	if r.CachedResults+r.CachedBTF > 0 {
-		cached = fmt.Sprintf(", cached: %d results, %d more kernels' BTF", r.CachedResults, r.CachedBTF)
+		cached = fmt.Sprintf(", cached: %s, %d more kernels' BTF", plural.Count(r.CachedResults, "result"), r.CachedBTF)
 	}
-	fmt.Fprintf(stderr, "btfembed: %d kernels (%d skipped%s), %d distinct BTF blobs, %d payload bytes, %s: wrote %s\n",
-		len(r.Kernels), len(r.Skipped), cached, r.Blobs, r.PayloadBytes, r.Duration.Round(time.Millisecond), wrote)
+	fmt.Fprintf(stderr, "btfembed: %s (%d skipped%s), %s, %s, %s: wrote %s\n",
+		plural.Count(len(r.Kernels), "kernel"), len(r.Skipped), cached, plural.Count(r.Blobs, "distinct BTF blob"),
+		plural.Count(r.PayloadBytes, "payload byte"), r.Duration.Round(time.Millisecond), wrote)
 }
 
 // withoutFlag drops a flag and its value from a command line.

@@ -18,6 +18,7 @@ import (
 type outputs struct {
 	pkg, ident, command string
 	files               []outputFile
+	payloadBytes        int // of the payloads added
 }
 
 type outputFile = atomicfile.File
@@ -26,8 +27,13 @@ type outputFile = atomicfile.File
 // GOARCHes (nil: for all).
 func (o *outputs) add(goFile string, goarches []string, res *generator.Result) error {
 	payload := strings.TrimSuffix(goFile, ".go") + ".btfembed"
+	data, err := res.Payload()
+	if err != nil {
+		return err
+	}
+	o.payloadBytes += len(data)
 	var src bytes.Buffer
-	err := generator.Emit(&src, generator.EmitArgs{
+	err = generator.Emit(&src, generator.EmitArgs{
 		Package:     o.pkg,
 		Ident:       o.ident,
 		GOARCHes:    goarches,
@@ -39,7 +45,7 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 		return err
 	}
 	// The payload first: a Go file never refers to a payload not there.
-	o.files = append(o.files, outputFile{Path: payload, Data: res.Payload}, outputFile{Path: goFile, Data: src.Bytes()})
+	o.files = append(o.files, outputFile{Path: payload, Data: data}, outputFile{Path: goFile, Data: src.Bytes()})
 	return nil
 }
 

@@ -42,7 +42,12 @@ func formatVersion(info *debug.BuildInfo) string {
 	case mod == nil:
 		parts = append(parts, "(unknown version)")
 	case mod.Replace != nil:
-		parts = append(parts, mod.Version, "=>", strings.TrimSpace(mod.Replace.Path+" "+mod.Replace.Version))
+		// A local directory's version is "(devel)", which says nothing more.
+		repl := mod.Replace.Path
+		if strings.HasPrefix(mod.Replace.Version, "v") {
+			repl += " " + mod.Replace.Version
+		}
+		parts = append(parts, mod.Version, "=>", repl)
 	default:
 		parts = append(parts, mod.Version)
 	}

@@ -51,11 +51,11 @@ func TestExecsnoopEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part, err := res.ForArch(runtime.GOARCH)
+	payload, err := res.ForArch(runtime.GOARCH).Payload()
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := btfruntime.Open(part.Payload)
+	assets, err := btfruntime.Open(payload)
 	if err != nil {
 		t.Fatal(err)
 	}

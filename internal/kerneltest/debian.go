@@ -61,6 +61,10 @@ func Debian686PAE(tb testing.TB) DebianKernel {
 	return k
 }
 
+// dbgDepends is the Depends line of the linux-image-686-pae-dbg
+// metapackage, naming the current ABI's -dbg package and its version.
+var dbgDepends = regexp.MustCompile(`(?m)^Depends: linux-image-(\S+)-dbg \(= (\S+)\)`)
+
 // archiveError is a failure to reach Debian's archive: a reason to skip.
 type archiveError struct{ err error }
 
@@ -89,7 +93,7 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 	if err != nil {
 		return DebianKernel{}, err
 	}
-	m := regexp.MustCompile(`(?m)^Depends: linux-image-(\S+)-dbg \(= (\S+)\)`).FindSubmatch(show)
+	m := dbgDepends.FindSubmatch(show)
 	if m == nil {
 		return DebianKernel{}, fmt.Errorf("apt-cache show linux-image-686-pae-dbg: no Depends on a linux-image-*-dbg package:\n%s", show)
 	}
@@ -127,6 +131,9 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 	return k, atomicfile.WriteFile(filepath.Join(dir, index686PAE), data)
 }
 
+// digestDeb is a package's name in the cache.
+var digestDeb = regexp.MustCompile(`^[0-9a-f]{64}\.deb$`)
+
 // readIndex returns the fetched kernel the index names, if its packages
 // are in the cache under their digests.
 func readIndex(dir string) (DebianKernel, error) {
@@ -139,7 +146,7 @@ func readIndex(dir string) (DebianKernel, error) {
 		return k, err
 	}
 	for _, p := range []*string{&k.Image, &k.Dbg} {
-		if !regexp.MustCompile(`^[0-9a-f]{64}\.deb$`).MatchString(*p) {
+		if !digestDeb.MatchString(*p) {
 			return k, fmt.Errorf("index names %q", *p)
 		}
 		*p = filepath.Join(dir, *p)

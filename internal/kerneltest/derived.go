@@ -23,7 +23,7 @@ func Derived(input, what string, derive func() ([]byte, error)) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	cached := filepath.Join(filepath.Dir(cacheDir()), "derived", sum+"-"+what)
+	cached := filepath.Join(derivedDir(), sum+"-"+what)
 	if b, err := os.ReadFile(cached); err == nil {
 		return b, nil
 	}
@@ -37,6 +37,10 @@ func Derived(input, what string, derive func() ([]byte, error)) ([]byte, error) 
 	}
 	return b, nil
 }
+
+// derivedDir holds Derived's results, beside the testdata kernels (a
+// variable, so that its test caches elsewhere).
+var derivedDir = func() string { return filepath.Join(filepath.Dir(cacheDir()), "derived") }
 
 // fileDigest is the hex SHA-256 of a file's contents, read as a stream:
 // inputs may be debug packages of hundreds of MB.

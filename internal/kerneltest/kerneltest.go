@@ -2,6 +2,9 @@
 // testdata/btfhub (BTFHub-archive layout, four Debian kernels on two
 // architectures) and the running kernel's, read once per test binary and
 // the testdata kernels decompressed once per machine (see readArchive).
+// Derived caches costlier results the same way (BTF pahole makes from a
+// kernel's DWARF), and Debian686PAE fetches a kernel without BTF and its
+// debug package from Debian's archive, for the VM tests, when asked to.
 //
 // It reads the archives directly rather than through generator/corpus so
 // that the lowest packages (rawbtf, corereloc, distill) can test against

@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/pahole"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -158,8 +160,15 @@ func TestField(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if k.source == fromDWARF && fx.nobtfErr != nil {
+				t.Skip(fx.nobtfErr)
+			}
 			if extra != nil {
-				if err := extra.prepare(t.Context(), fx, k); err != nil {
+				err := extra.prepare(t.Context(), fx, k)
+				if errors.Is(err, pahole.ErrNotFound) || errors.Is(err, pahole.ErrTooOld) {
+					t.Skip(err)
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -445,8 +454,10 @@ type fixture struct {
 	// conntrack is the deb's nf_conntrack, paired in the payload with
 	// testdata's vmlinux BTF of the same kernel.
 	conntrack []byte
-	// nobtfEntry is the corpus file imported from nobtf's DWARF.
+	// nobtfEntry is the corpus file imported from nobtf's DWARF; nil,
+	// with nobtfErr saying why, where pahole is missing or too old.
 	nobtfEntry []byte
+	nobtfErr   error
 	// corpus is the full BTF the payload was generated from, by
 	// corpusKey, for the predictions the boots are compared with.
 	corpus map[string]*corpus.Kernel
@@ -500,7 +511,12 @@ func newFixture(corpusDir string) (*fixture, error) {
 	}
 	fx.conntrack = modules[len(modules)-1].data
 	vmlinux := filepath.Join(corpusDir, nobtfDir, "vmlinux-"+nobtfKey.Release+".xz")
-	if fx.nobtfEntry, err = dwarfkernel.Entry(context.Background(), vmlinux, nobtfKey); err != nil {
+	fx.nobtfEntry, err = dwarfkernel.Entry(context.Background(), vmlinux, nobtfKey)
+	if errors.Is(err, pahole.ErrNotFound) || errors.Is(err, pahole.ErrTooOld) {
+		// The kernel without BTF is skipped, saying why; the others boot.
+		fx.nobtfErr, err = err, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 
@@ -561,11 +577,14 @@ func (fx *fixture) generate(extra []extraRoot) ([]byte, map[string]*corpus.Kerne
 	if err != nil {
 		return nil, nil, err
 	}
-	extra = append([]extraRoot{
+	base := []extraRoot{
 		{key: debKey, modules: map[string][]byte{debModule + ".ko": fx.conntrack}},
 		{key: olderKey, entry: older},
-		{key: nobtfKey, entry: fx.nobtfEntry},
-	}, extra...)
+	}
+	if fx.nobtfEntry != nil {
+		base = append(base, extraRoot{key: nobtfKey, entry: fx.nobtfEntry})
+	}
+	extra = append(base, extra...)
 	tmp, err := os.MkdirTemp("", "btfembed-field-")
 	if err != nil {
 		return nil, nil, err
@@ -594,8 +613,12 @@ func (fx *fixture) generate(extra []extraRoot) ([]byte, map[string]*corpus.Kerne
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate the payload: %w", err)
 	}
+	payload, err := res.Payload()
+	if err != nil {
+		return nil, nil, err
+	}
 	kernels, err := readCorpus(roots)
-	return res.Payload, kernels, err
+	return payload, kernels, err
 }
 
 func writeFile(path string, data []byte) error {
