@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -108,4 +111,28 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkKernelParse is what each parse of a kernel's BTF costs, once
+// per kernel in a cold run: corereloc.NewTarget (rawbtf's index, for
+// Match and Minimize) and btf.LoadSpecFromReader (cilium/ebpf's lazy
+// load, for the oracle and the prediction against the full BTF).
+func BenchmarkKernelParse(b *testing.B) {
+	k := kerneltest.ByName(b, "6.12.118+deb12-amd64")
+	b.Run("rawbtf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := corereloc.NewTarget(k.BTF, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cilium", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := btf.LoadSpecFromReader(bytes.NewReader(k.BTF)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
