@@ -81,12 +81,18 @@ type ModuleReport struct {
 type RelocationReport struct {
 	Object  string `json:"object"`
 	Section string `json:"section"`
-	InsnOff uint32 `json:"insn_off"`
-	Kind    string `json:"kind"`
-	Type    string `json:"type"`
-	Access  string `json:"access"`
-	Status  string `json:"status,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	// Function is the function holding the instruction: the program's
+	// name, or a subprogram's.
+	Function string `json:"function,omitempty"`
+	InsnOff  uint32 `json:"insn_off"`
+	// Field names the relocation as the load prediction's reasons do
+	// ("byte_off task_struct.mm_cid").
+	Field  string `json:"field,omitempty"`
+	Kind   string `json:"kind"`
+	Type   string `json:"type"`
+	Access string `json:"access"`
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Skipped is a corpus entry that could not be used.
@@ -120,8 +126,8 @@ func (rows *objectRows) add(object string, obj *corereloc.Object, j int, c cache
 	s := obj.Sites[j]
 	r := &obj.Relocations[s.Relocation]
 	rel := RelocationReport{
-		Object: object, Section: obj.Functions[s.Function].Section, InsnOff: s.InsnOff,
-		Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
+		Object: object, Section: obj.Functions[s.Function].Section, Function: obj.Functions[s.Function].Name, InsnOff: s.InsnOff,
+		Field: obj.Describe(r), Kind: r.Kind.String(), Type: r.TypeName, Access: r.Access,
 	}
 	if c.Unresolved {
 		u := rel
@@ -144,7 +150,7 @@ func (r objectRows) named(name string) objectRows {
 		out := make([]RelocationReport, len(rows))
 		for i, r := range rows {
 			r.Object = name
-			for _, f := range []*string{&r.Section, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
+			for _, f := range []*string{&r.Section, &r.Function, &r.Field, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
 				*f = unique.Make(*f).Value()
 			}
 			out[i] = r
@@ -276,9 +282,11 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 			"poisoned: the instruction fails verification if reached; ambiguous, failed: cilium/ebpf refuses the program.\n", len(failures))
 		for _, f := range failures {
 			u := f.rel
-			fmt.Fprintf(w, "  %s %s+%d: %s %s [%s]: %s on %d/%d kernels (%s)",
-				u.Object, u.Section, u.InsnOff, u.Kind, u.Type, u.Access, u.Status,
-				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4))
+			// Program (function) and field path, as the Why section names
+			// them; the section and offset follow for the disassembly.
+			fmt.Fprintf(w, "  %s %s: %s: %s on %d/%d kernels (%s; %s+%d)",
+				u.Object, orDash(u.Function), u.Field, u.Status,
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4), u.Section, u.InsnOff)
 			if u.Reason != "" {
 				fmt.Fprintf(w, ": %s", u.Reason)
 			}

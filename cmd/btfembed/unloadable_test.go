@@ -53,6 +53,10 @@ func TestFailOnUnloadable(t *testing.T) {
 		if !strings.Contains(table, "missing_unguarded") || strings.Contains(table, "  field_guarded  ") {
 			t.Errorf("%v: table:\n%s", tt.flags, table)
 		}
+		// -v names relocations as the Why section does: program, field path.
+		if tt.guarded && !strings.Contains(table, "missing_unguarded: byte_off task_struct___fake.btfembed_missing: poisoned on 1/1 kernels") {
+			t.Errorf("%v: the unresolved relocations are not named by program and field:\n%s", tt.flags, table)
+		}
 		if got := strings.Contains(table, "Guarded misses"); got != tt.guarded {
 			t.Errorf("%v: guarded misses listed: %v, want %v", tt.flags, got, tt.guarded)
 		}
