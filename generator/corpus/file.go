@@ -16,7 +16,8 @@ type File struct {
 	// BTF is raw BTF exactly as the file carries it: a vmlinux's standalone
 	// BTF, or a module's split BTF (over its vmlinux, or over Base when
 	// Base is set). It is checked for framing only: parse it with
-	// internal/rawbtf, over its base for a module.
+	// btf.LoadSpecFromReader (btf.LoadSplitSpecFromReader over its base
+	// for a module) or corereloc.NewTarget.
 	BTF []byte
 	// Base is a module's distilled base BTF, its .BTF.base section (pahole
 	// 1.28+ writes one for out-of-tree modules); nil otherwise.

@@ -25,7 +25,7 @@ type Options struct {
 	// Strict ends the stream at the first error.
 	Strict bool
 	// Arch keeps only kernels of these architectures (any spelling
-	// runtime.NormalizeArch knows); empty keeps all.
+	// kernelkey.NormalizeArch knows); empty keeps all.
 	Arch []string
 	// Release keeps only kernels whose release matches this path.Match
 	// pattern ("6.1.*"); empty keeps all.

@@ -240,3 +240,22 @@ func TestFeatures32Bit(t *testing.T) {
 		t.Errorf("sys_enter_arg: reasons %q, want the verifier's off=12 size=8", r)
 	}
 }
+
+// TestKfuncTags: where the kernel's BTF tags its kfuncs (6.18 here), a
+// FUNC without the tag is no kfunc; Debian 12's BTF has no tags, and any
+// FUNC counts there.
+func TestKfuncTags(t *testing.T) {
+	asked := []string{"bpf_rcu_read_lock", "schedule"}
+	running := kerneltest.Running(t)
+	facts := NewKernel([]*btf.Spec{kernelSpec(t, running)}, asked)
+	if !facts.TaggedKfuncs {
+		t.Skipf("%s: the running kernel's BTF does not tag kfuncs", running.Release)
+	}
+	if !slices.Equal(facts.Kfuncs, []string{"bpf_rcu_read_lock"}) {
+		t.Errorf("%s: kfuncs %q, want bpf_rcu_read_lock only (schedule is a FUNC, no kfunc)", running.Release, facts.Kfuncs)
+	}
+	debian := NewKernel([]*btf.Spec{kernelSpec(t, kerneltest.ByName(t, "6.12.118+deb12-amd64"))}, asked)
+	if debian.TaggedKfuncs || !slices.Equal(debian.Kfuncs, asked) {
+		t.Errorf("6.12: tagged %v, kfuncs %q, want untagged, both", debian.TaggedKfuncs, debian.Kfuncs)
+	}
+}

@@ -22,8 +22,14 @@ type Kernel struct {
 	// BTF has no such enum (then the prediction cannot tell).
 	FuncIDs, MapTypes, ProgTypes, AttachTypes []uint32
 	// Kfuncs are the names, of those NewKernel was asked about, that
-	// the kernel's BTF has a FUNC for, sorted.
+	// are kfuncs of the kernel, sorted: a FUNC of its BTF, tagged
+	// bpf_kfunc where the BTF tags kfuncs (TaggedKfuncs).
 	Kfuncs []string
+	// TaggedKfuncs says the kernel's BTF marks its kfuncs with a
+	// DECL_TAG "bpf_kfunc" (pahole 1.26 and later, from the kernel's
+	// kfunc sets; Linux 6.18 here has 203), so a FUNC without the tag is
+	// no kfunc. Without tags (Debian 12's kernels), any FUNC counts.
+	TaggedKfuncs bool
 	// Asked are the kfunc names NewKernel was asked about, sorted: a
 	// kfunc outside them is not known either way.
 	Asked []string
@@ -56,13 +62,44 @@ func NewKernel(targets []*btf.Spec, kfuncs []string) *Kernel {
 	if err := vmlinux.TypeByName("long int", &long); err == nil {
 		k.LongSize = long.Size
 	}
+	tagged := kfuncTags(targets, k.Asked)
+	k.TaggedKfuncs = len(tagged) > 0
 	for _, name := range k.Asked {
+		if k.TaggedKfuncs && !tagged[name] {
+			continue
+		}
 		if slices.ContainsFunc(targets, func(s *btf.Spec) bool { return hasFunc(s, name) }) {
 			k.Kfuncs = append(k.Kfuncs, name)
 		}
 	}
 	return k
 }
+
+// kfuncTags are the names of the FUNCs the BTF tags "bpf_kfunc", of
+// names and tagReferences; empty if the BTF tags no kfunc. A BTF that
+// tags kfuncs tags every one (pahole reads the kernel's kfunc sets), so
+// looking at the kfuncs every kernel with kfunc tags has, those of the
+// common set since Linux 6.2 (kernel/bpf/helpers.c), tells whether it
+// tags them, without a pass over every type.
+func kfuncTags(targets []*btf.Spec, names []string) map[string]bool {
+	tagged := map[string]bool{}
+	for _, name := range append(slices.Clone(tagReferences), names...) {
+		for _, s := range targets {
+			var fn *btf.Func
+			if s.TypeByName(name, &fn) == nil && slices.Contains(fn.Tags, "bpf_kfunc") {
+				tagged[name] = true
+			}
+		}
+	}
+	if !slices.ContainsFunc(tagReferences, func(n string) bool { return tagged[n] }) {
+		return nil
+	}
+	return tagged
+}
+
+// tagReferences are kfuncs of the common kfunc set of every kernel since
+// 6.2, long before pahole tagged kfuncs (1.26).
+var tagReferences = []string{"bpf_rcu_read_lock", "bpf_rcu_read_unlock", "bpf_cast_to_kern_ctx", "bpf_rdonly_cast"}
 
 // enumValues are the values of the enum called name, without the
 // sentinels the kernel names __MAX_BPF_PROG_TYPE, __BPF_FUNC_MAX_ID...,
