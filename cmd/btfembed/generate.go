@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"go/build"
 	"io"
 	"os"
 	"path/filepath"
@@ -144,7 +145,17 @@ func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []stri
 		return nil, nil, usagef("%w (btfembed -h lists the flags)", err)
 	}
 	if f.pkg == "" {
-		return nil, nil, usagef("-pkg is required outside go generate ($GOPACKAGE is unset)")
+		// Outside go generate, the package the output goes into names
+		// itself, as its Go files say.
+		dir := f.output
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		if p, err := build.ImportDir(dir, 0); err == nil && p.Name != "" {
+			f.pkg = p.Name
+		} else {
+			return nil, nil, usagef("-pkg is required outside go generate ($GOPACKAGE is unset) where %s holds no Go package", dir)
+		}
 	}
 	switch {
 	case f.workers < 0:

@@ -136,7 +136,8 @@ func TestParseArgs(t *testing.T) {
 	}{
 		{"go generate", []string{"-corpus", "c"}, "agent", "", "agent", []string{"c"}, 0, "KernelBTF", ""},
 		{"-pkg wins over $GOPACKAGE", []string{"-corpus", "c", "-pkg", "other"}, "agent", "", "other", []string{"c"}, 0, "KernelBTF", ""},
-		{"no -pkg outside go generate", []string{"-corpus", "c"}, "", "", "", nil, 0, "", "-pkg is required outside go generate"},
+		{"no -pkg outside go generate, no package", []string{"-corpus", "c", "-output", t.TempDir()}, "", "", "", nil, 0, "", "-pkg is required outside go generate"},
+		{"-pkg outside go generate from the package's files", []string{"-corpus", "c"}, "", "", "main", []string{"c"}, 0, "KernelBTF", ""},
 		{"-pkg outside go generate", []string{"-pkg", "agent", "-corpus", "c"}, "", "", "agent", []string{"c"}, 0, "KernelBTF", ""},
 		{"corpus from the environment", nil, "agent", "/a" + string(filepath.ListSeparator) + "/b", "agent", []string{"/a", "/b"}, 0, "KernelBTF", ""},
 		{"-corpus wins over the environment", []string{"-corpus", "c"}, "agent", "/a", "agent", []string{"c"}, 0, "KernelBTF", ""},

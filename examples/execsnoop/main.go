@@ -20,6 +20,14 @@
 //
 //	go run ./examples/execsnoop -embedded -n 5
 //
+// The payloads hold the testdata kernels only, so -embedded on any other
+// kernel says "kernel not supported" with the import command for it. To
+// embed the kernel you are on as well (this changes the committed files;
+// git checkout examples/execsnoop restores them):
+//
+//	go run ./cmd/btfembed corpus import -o /tmp/mycorpus /sys/kernel/btf/vmlinux
+//	cd examples/execsnoop && go run ../../cmd/btfembed -corpus ../../testdata/btfhub -corpus /tmp/mycorpus
+//
 // It also shows what an agent does with btfembed's load predictions:
 // count_exec, an optional program that counts execs per cgroup, needs
 // Linux 6.2; on older kernels the runtime says it will not load and why,
