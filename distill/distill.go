@@ -2,21 +2,21 @@ package distill
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // ErrNotSplit is wrapped by the errors of Distill and Relocate for BTF that
 // is not split BTF.
-var ErrNotSplit = errors.New("not split BTF")
+var ErrNotSplit = btfrelocate.ErrNotSplit
 
-// maxChain bounds walks along typedef, qualifier and array chains, which
-// only malformed BTF makes long or circular (cilium/ebpf stops at 32 too).
-const maxChain = 32
+// maxChain bounds walks along typedef, qualifier and array chains: the
+// relocation's bound, one for both.
+const maxChain = btfrelocate.MaxChain
 
 // Per-base-type marks of Distill.
 const (
@@ -52,7 +52,7 @@ const (
 //
 // split is the module's raw split BTF over base.
 func Distill(split []byte, base *Base) (distilledBase, newSplit []byte, err error) {
-	s, err := base.parseSplit(split)
+	s, err := base.b.ParseSplit(split)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,7 +107,7 @@ func (d *distiller) walkSplit() error {
 
 // visit marks what the type t, which ends up in the new split, refers to.
 func (d *distiller) visit(t rawbtf.Type) error {
-	err := embeddedBaseTypes(d.split, t, func(id rawbtf.TypeID) { d.marks[id] |= embedded })
+	err := btfrelocate.EmbeddedBaseTypes(d.split, t, func(id rawbtf.TypeID) { d.marks[id] |= embedded })
 	if err != nil {
 		return err
 	}
@@ -120,40 +120,6 @@ func (d *distiller) visit(t rawbtf.Type) error {
 	for _, ref := range refs {
 		if err := d.need(ref, t.ID); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// embeddedBaseTypes calls fn with every base composite that the split type
-// t holds inline in a member: directly or through typedefs, qualifiers and
-// arrays, not through pointers. Distill keeps the size of those, and
-// Relocate requires the new base's to match it.
-func embeddedBaseTypes(split *rawbtf.Spec, t rawbtf.Type, fn func(rawbtf.TypeID)) error {
-	if !t.Kind.IsComposite() {
-		return nil
-	}
-	for i := range t.Vlen {
-		id := t.Member(i).Type
-	chain:
-		for range maxChain {
-			m, err := split.Type(id)
-			if err != nil {
-				return err
-			}
-			switch {
-			case m.Kind == rawbtf.KindTypedef || m.Kind.IsQualifier():
-				id = m.Ref()
-			case m.Kind == rawbtf.KindArray:
-				id = m.Array().Type
-			case m.Kind.IsComposite():
-				if id < split.FirstID() {
-					fn(id)
-				}
-				break chain
-			default:
-				break chain
-			}
 		}
 	}
 	return nil

@@ -1,9 +1,11 @@
 package distill
 
+import "github.com/btfembed/btfembed/internal/btfrelocate"
+
 // Internals the tests of package distill_test check against: the
 // functions on parsed BTF behind the byte-level API, and helpers.
 var (
-	Describe          = describe
+	Describe          = btfrelocate.Describe
 	MaxChain          = maxChain
 	DistillSpec       = distillSpec
 	RelocateSpec      = relocateSpec

@@ -1,12 +1,9 @@
 package distill
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 )
 
 // UnmappedError is Relocate's error when distilled base types have no
@@ -29,63 +26,14 @@ type Unmapped struct {
 	Reason           string // which new-base types were considered and why none fits
 }
 
-func (u Unmapped) String() string {
-	emb := ""
-	if u.Embedded {
-		emb = " embedded"
-	}
-	return fmt.Sprintf("%s%s [%d]: %s", u.Type, emb, u.ID, u.Reason)
-}
+// The messages are the relocation's own, one definition for both.
+
+func (u Unmapped) String() string { return btfrelocate.Unmapped(u).String() }
 
 func (e *UnmappedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d distilled base types do not map onto the new base", len(e.Types), e.Total)
-	if e.LayoutCompatible {
-		b.WriteString(" (layout-compatible mode would map them all)")
+	in := &btfrelocate.UnmappedError{Total: e.Total, LayoutCompatible: e.LayoutCompatible}
+	for _, u := range e.Types {
+		in.Types = append(in.Types, btfrelocate.Unmapped(u))
 	}
-	for i, u := range e.Types {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(u.String())
-	}
-	return b.String()
-}
-
-// describe names a type by what relocation matches it on.
-func describe(t rawbtf.Type) string {
-	switch t.Kind {
-	case rawbtf.KindInt:
-		return fmt.Sprintf("int '%s' size=%d encoding=%s", t.Name, t.Size(), encodingString(t.Int().Encoding))
-	case rawbtf.KindFwd:
-		if t.KindFlag {
-			return fmt.Sprintf("fwd union '%s'", t.Name)
-		}
-		return fmt.Sprintf("fwd struct '%s'", t.Name)
-	case rawbtf.KindFloat, rawbtf.KindStruct, rawbtf.KindUnion, rawbtf.KindEnum, rawbtf.KindEnum64:
-		return fmt.Sprintf("%v '%s' size=%d", t.Kind, t.Name, t.Size())
-	}
-	return fmt.Sprintf("%v '%s'", t.Kind, t.Name)
-}
-
-func encodingString(e uint8) string {
-	if e == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, f := range []struct {
-		bit  uint8
-		name string
-	}{{rawbtf.IntSigned, "signed"}, {rawbtf.IntChar, "char"}, {rawbtf.IntBool, "bool"}} {
-		if e&f.bit != 0 {
-			parts = append(parts, f.name)
-			e &^= f.bit
-		}
-	}
-	if e != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", e))
-	}
-	return strings.Join(parts, "|")
+	return in.Error()
 }

@@ -6,14 +6,14 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // LoadModules reads embedded modules' BTF over a vmlinux BTF, for
 // ebpf.ProgramOptions.ExtraRelocationTargets, keyed by module name. Split
 // BTF without a distilled base is read as it is; split BTF with one is
-// first relocated onto the vmlinux BTF (distill.Relocate, the semantics of
+// first relocated onto the vmlinux BTF (internal/btfrelocate, the semantics of
 // libbpf's btf__relocate), so one embedded module serves whichever vmlinux
 // BTF was selected. vmlinux must have been loaded from vmlinuxRaw, which
 // is parsed once for all modules, and only if one needs relocating.
@@ -24,7 +24,7 @@ import (
 // go test -race, TestModulesConcurrent).
 func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[string]*btf.Spec, error) {
 	specs := make(map[string]*btf.Spec, len(mods))
-	var base *distill.Base
+	var base *btfrelocate.Base
 	for _, m := range mods {
 		var spec *btf.Spec
 		var err error
@@ -32,11 +32,11 @@ func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[strin
 			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux.Copy())
 		} else {
 			if base == nil {
-				if base, err = distill.NewBase(vmlinuxRaw); err != nil {
+				if base, err = btfrelocate.NewBase(vmlinuxRaw); err != nil {
 					return nil, fmt.Errorf("vmlinux BTF: %w", err)
 				}
 			}
-			spec, err = distill.LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
+			spec, err = btfrelocate.LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)

@@ -29,10 +29,7 @@ var rules = []struct {
 
 // knownViolations are edges still to remove, each with what removes it.
 // The test fails when one disappears, so that the list only shrinks.
-var knownViolations = map[[2]string]string{
-	{"runtime", "distill"}: "runtime relocates embedded module BTF with distill.LoadRelocated; " +
-		"the relocation is to move to an internal package below both",
-}
+var knownViolations = map[[2]string]string{}
 
 // deps is what `go list -deps` says pkg depends on, module-relative.
 func deps(t *testing.T, pkg string) []string {

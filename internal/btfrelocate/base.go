@@ -1,4 +1,4 @@
-package distill
+package btfrelocate
 
 import (
 	"fmt"
@@ -24,8 +24,8 @@ func NewBase(raw []byte) (*Base, error) {
 	return &Base{spec: spec}, nil
 }
 
-// parseSplit parses raw split BTF over b.
-func (b *Base) parseSplit(raw []byte) (*rawbtf.Spec, error) {
+// ParseSplit parses raw split BTF over b.
+func (b *Base) ParseSplit(raw []byte) (*rawbtf.Spec, error) {
 	s, err := rawbtf.Parse(raw, b.spec)
 	if err != nil {
 		return nil, fmt.Errorf("split BTF: %w", err)
@@ -33,9 +33,9 @@ func (b *Base) parseSplit(raw []byte) (*rawbtf.Spec, error) {
 	return s, nil
 }
 
-// parseOverDistilled parses split BTF over the distilled base it was
+// ParseOverDistilled parses split BTF over the distilled base it was
 // made with.
-func parseOverDistilled(split, distilledBase []byte) (*rawbtf.Spec, error) {
+func ParseOverDistilled(split, distilledBase []byte) (*rawbtf.Spec, error) {
 	dist, err := rawbtf.Parse(distilledBase, nil)
 	if err != nil {
 		return nil, fmt.Errorf("distilled base BTF: %w", err)
