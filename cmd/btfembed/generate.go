@@ -104,7 +104,7 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.SetOutput(output)
 	fs.Usage = func() { writeGenerateHelp(fs.Output()) }
 	fs.Var(&f.corpus, "corpus", "kernel BTF corpus `dir`ectory or file (repeatable; default $BTFEMBED_CORPUS, a list like $PATH); see 'btfembed help corpus'")
-	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, which go generate sets)")
+	fs.StringVar(&f.pkg, "pkg", os.Getenv("GOPACKAGE"), "Go package `name` of the output (default $GOPACKAGE, which go generate sets, else the package in the output directory)")
 	fs.StringVar(&f.output, "output", "kernelbtf.go", "Go `file` to write, or a directory to write kernelbtf.go in; payloads go beside it and, per GOARCH, kernelbtf_<goarch>.go")
 	fs.StringVar(&f.ident, "ident", "KernelBTF", "`name` of the generated function; a lower-case name keeps it unexported")
 	fs.Var(&f.arch, "arch", "only kernels of these `arch`itectures (comma-separated or repeated: x86_64, arm64, ...)")
