@@ -32,7 +32,7 @@ type ProgramReport struct {
 	// Reason is the kind of the first of Reasons, what a "fails" or
 	// "unknown" verdict is about: "core", "helper", "map_type",
 	// "prog_type", "attach_type", "kfunc", "global_data",
-	// "btf_id_attach", "ctx_access" or "analysis" (predict.Kind; stable,
+	// "btf_id_attach", "ctx_access", "jit" or "analysis" (predict.Kind; stable,
 	// docs/predictions.md says what each means).
 	Reason string `json:"reason,omitempty"`
 	// Reasons name, for "fails", what fails the program, the first

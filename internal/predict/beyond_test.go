@@ -193,8 +193,8 @@ func TestNewKernel(t *testing.T) {
 			if n := facts.FuncIDs[len(facts.FuncIDs)-1]; n < tt.maxFunc || n > tt.maxFunc+20 {
 				t.Errorf("%s: last helper %d, want %d or, on later kernels, a few more", k.Name, n, tt.maxFunc)
 			}
-			if facts.LongSize != 8 || len(facts.Asked) != 1 {
-				t.Errorf("%s: long is %d bytes, asked %q", k.Name, facts.LongSize, facts.Asked)
+			if facts.LongSize != 8 || len(facts.Asked) != 1 || facts.Arch != "x86_64" {
+				t.Errorf("%s: long is %d bytes, asked %q, arch %q", k.Name, facts.LongSize, facts.Asked, facts.Arch)
 			}
 		})
 	}
@@ -229,12 +229,13 @@ func TestFeatures32Bit(t *testing.T) {
 	deb := kerneltest.Debian686PAE(t)
 	k := dwarfkernel.Kernel(t, deb.Dbg, kernelkey.Key{Distro: "debian", Version: "12", Arch: "i386", Release: deb.Release})
 	facts := NewKernel([]*btf.Spec{kernelSpec(t, k)}, nil)
-	if facts.LongSize != 4 || facts.OwnBTF {
-		t.Fatalf("%s: long is %d bytes, own BTF %v; want 4, false", k.Name, facts.LongSize, facts.OwnBTF)
+	if facts.LongSize != 4 || facts.OwnBTF || facts.Arch != "i386" || !facts.Interpreter {
+		t.Fatalf("%s: long is %d bytes, own BTF %v, arch %q, interpreter %v; want 4, false, i386, true", k.Name, facts.LongSize, facts.OwnBTF, facts.Arch, facts.Interpreter)
 	}
 	preds := predictFeatures(t, k)
 	want := maps.Clone(featureExpectations["nobtf"])
 	want["sys_enter_arg"] = expect{Fails, KindCtxAccess}
+	want["loop"], want["for_each"] = expect{Fails, KindJIT}, expect{Fails, KindJIT}
 	checkExpectations(t, preds, want)
 	if r := texts(preds["sys_enter_arg"].Reasons); len(r) == 0 || !strings.Contains(r[0], "invalid bpf_context access off=12 size=8") {
 		t.Errorf("sys_enter_arg: reasons %q, want the verifier's off=12 size=8", r)

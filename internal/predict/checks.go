@@ -28,12 +28,16 @@ type point struct {
 
 // beyond is what the prediction sees beyond CO-RE in one program on one
 // kernel: reasons that hold whatever the verifier reaches (the kernel
-// refuses the program, its maps or an instruction before walking it),
-// and the instructions that fail the program where reached.
+// refuses the program, its maps or an instruction before walking it, or
+// after), and the instructions that fail the program where reached.
 type beyond struct {
 	fails, unknown []Reason
-	points         map[int]point
-	weak           map[string]bool // kfuncs whose address the program tests
+	// after fail the program whatever is reached, but only once the
+	// verifier has walked it (fixup_call_args): they come after what
+	// the walk finds.
+	after  []Reason
+	points map[int]point
+	weak   map[string]bool // kfuncs whose address the program tests
 }
 
 // checkBeyond checks a relocated program (insns) against the kernel's
@@ -88,6 +92,7 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns as
 	if globalData >= 0 {
 		b.checkGlobalData(globalData, release)
 	}
+	b.checkCalls(insns, k)
 	return b
 }
 

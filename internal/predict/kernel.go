@@ -42,6 +42,13 @@ type Kernel struct {
 	// LongSize is sizeof(long) in bytes, from the BTF's "long int": 4 on
 	// 32-bit kernels; 0 if the BTF does not say.
 	LongSize uint32
+	// Arch is the kernel's architecture as BTFHub names it (x86_64,
+	// i386, arm64, arm), from its struct pt_regs; "" if unknown. With
+	// Interpreter, it decides bpf-to-bpf calls and callbacks (jit.go).
+	Arch string
+	// Interpreter says the kernel has BPF's interpreter (built without
+	// CONFIG_BPF_JIT_ALWAYS_ON): its BTF has the FUNC bpf_patch_call_args.
+	Interpreter bool
 }
 
 // NewKernel reads a kernel's facts from its full BTF as cilium/ebpf
@@ -62,6 +69,7 @@ func NewKernel(targets []*btf.Spec, kfuncs []string) *Kernel {
 	if err := vmlinux.TypeByName("long int", &long); err == nil {
 		k.LongSize = long.Size
 	}
+	k.Arch, k.Interpreter = jitArch(vmlinux, k.LongSize), hasInterpreter(vmlinux)
 	tagged := kfuncTags(targets, k.Asked)
 	k.TaggedKfuncs = len(tagged) > 0
 	for _, name := range k.Asked {

@@ -107,8 +107,12 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, s
 		if p.Verdict != Fails {
 			p.Reasons = nil
 		}
-		p.Verdict, p.Reasons = Fails, append(slices.Clip(b.fails), p.Reasons...)
+		p.Verdict, p.Reasons = Fails, append(append(slices.Clip(b.fails), p.Reasons...), b.after...)
 	case p.Verdict == Fails:
+		p.Reasons = append(p.Reasons, b.after...)
+	case len(b.after) > 0:
+		// The verifier walked the program and refuses it afterwards.
+		p.Verdict, p.Reasons = Fails, slices.Clip(b.after)
 	case len(b.unknown) > 0:
 		if p.Verdict == Loads {
 			p.Reasons = nil

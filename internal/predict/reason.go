@@ -33,6 +33,9 @@ const (
 	// KindCtxAccess: a load cilium/ebpf's fixups leave at an offset a
 	// 32-bit kernel's verifier refuses for its size.
 	KindCtxAccess Kind = "ctx_access"
+	// KindJIT: a callback or bpf-to-bpf call that the kernel's JIT
+	// cannot compile and its interpreter refuses or lacks (x86-32).
+	KindJIT Kind = "jit"
 	// KindAnalysis: the analysis itself cannot decide (the walk gave up,
 	// a value set at load time, the kernel's version unknown).
 	KindAnalysis Kind = "analysis"

@@ -73,6 +73,7 @@ func outcomeOf(l vmtest.ProgramLoad) outcome {
 //	btf_id_attach attach Tracing/TraceFEntry: fentry do_nanosleep not supported
 //	global_data   unrecognized bpf_ld_imm64 insn; map create (of .rodata)
 //	ctx_access    invalid bpf_context access off=12 size=8
+//	jit           callbacks are not allowed in non-JITed programs
 //	prog_type, attach_type: load program: invalid argument
 var kindErrors = map[predict.Kind][]string{
 	predict.KindHelper:      {"invalid func", "unknown func", "invalid return type", "func_info", "callback"},
@@ -81,6 +82,7 @@ var kindErrors = map[predict.Kind][]string{
 	predict.KindBTFIDAttach: {"not supported", "kfunc"},
 	predict.KindGlobalData:  {"bpf_ld_imm64", "map create"},
 	predict.KindCtxAccess:   {"invalid bpf_context access"},
+	predict.KindJIT:         {"non-JITed", "not supported"},
 	predict.KindProgType:    {"invalid argument"},
 	predict.KindAttachType:  {"invalid argument"},
 }
