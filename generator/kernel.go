@@ -11,10 +11,10 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
 // objects holds what every kernel is processed against, loaded once and
@@ -261,11 +261,11 @@ func minimizedTargets(e *encode.Entry) ([]*btf.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cilium/ebpf reads the minimized vmlinux BTF: %w", err)
 	}
-	mods := make([]btfruntime.Module, len(e.Modules))
+	mods := make([]btfrelocate.Module, len(e.Modules))
 	for i, m := range e.Modules {
-		mods[i] = btfruntime.Module(m)
+		mods[i] = btfrelocate.Module(m)
 	}
-	minModules, err := btfruntime.LoadModules(mods, e.VMLinux, min)
+	minModules, err := btfrelocate.LoadModules(mods, e.VMLinux, min)
 	if err != nil {
 		return nil, fmt.Errorf("relocate minimized modules onto minimized vmlinux: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/rawbtf"
@@ -15,7 +16,7 @@ import (
 // job wrote), and its SHA-256 trailer only tells it was not damaged.
 //
 //   - every key element passes the corpus paths' check
-//     (kernelkey.ValidatePathElement), the architecture is one btfembed
+//     (pathelem.Validate), the architecture is one btfembed
 //     knows, and the report's key is the entry's;
 //   - every module name passes the same check, once per entry;
 //   - every blob parses as BTF, the vmlinux BTF has the types and size
@@ -31,7 +32,7 @@ func checkPartKernel(k *partKernel) error {
 		if f[1] == "" && i >= 2 { // distro and version may be unknown
 			continue
 		}
-		if err := kernelkey.ValidatePathElement(f[1]); err != nil {
+		if err := pathelem.Validate(f[1]); err != nil {
 			return fmt.Errorf("kernel %s: %s: %w", key, f[0], err)
 		}
 	}
@@ -51,7 +52,7 @@ func checkPartKernel(k *partKernel) error {
 	}
 	var names []string
 	for _, m := range k.Entry.Modules {
-		if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+		if err := pathelem.Validate(m.Name); err != nil {
 			return fmt.Errorf("kernel %s: module name: %w", key, err)
 		}
 		if slices.Contains(names, m.Name) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf/cmd/bpf2go/gen"
 
+	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -61,7 +62,7 @@ func (p pairing) accepts(kernelArch string) bool {
 	if p.arches != nil {
 		return slices.Contains(p.arches, kernelArch)
 	}
-	order, ok := kernelkey.ByteOrder(kernelArch)
+	order, ok := kernelarch.ByteOrder(kernelArch)
 	return ok && (order == binary.BigEndian) == p.bigEndian
 }
 
@@ -116,7 +117,7 @@ func pairObject(path string, header []byte) (pairing, error) {
 		}
 	}
 	if len(known) == 0 {
-		return pairing{}, fmt.Errorf("%s: btfembed knows no kernels of bpf2go architecture %s (it knows %s)", path, linux, strings.Join(kernelkey.Arches(), ", "))
+		return pairing{}, fmt.Errorf("%s: btfembed knows no kernels of bpf2go architecture %s (it knows %s)", path, linux, strings.Join(kernelarch.Arches(), ", "))
 	}
 	if len(arches) == 0 {
 		return pairing{}, fmt.Errorf("%s: bpf2go architecture %s is never %s", path, linux, endian)
@@ -151,22 +152,12 @@ func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
 // pairings accepts, in the kernelkey.NormalizeArch spelling.
 func archesFor(pairings []pairing) []string {
 	var arches []string
-	for _, a := range kernelkey.Arches() {
+	for _, a := range kernelarch.Arches() {
 		if slices.ContainsFunc(pairings, func(p pairing) bool { return p.accepts(a) }) {
 			arches = append(arches, a)
 		}
 	}
 	return arches
-}
-
-// KernelArch is the kernel architecture (kernelkey.NormalizeArch spelling)
-// that a Go program built for goarch runs on, or "" when btfembed knows
-// none (mips, mipsle and mips64 have no kernels in BTF corpora).
-func KernelArch(goarch string) string {
-	if a, ok := kernelkey.NormalizeArch(goarch); ok {
-		return a
-	}
-	return ""
 }
 
 // pair decides the kernels every object pairs with, narrowed by

@@ -28,7 +28,7 @@ func TestPairObject(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		header  []byte
-		want    []string // kernel arches accepted, of kernelkey.Arches()
+		want    []string // kernel arches accepted, of kernelarch.Arches()
 		wantErr string
 	}{
 		{"bpf_x86_bpfel.o", el, []string{"i386", "x86_64"}, ""},
@@ -61,17 +61,6 @@ func TestPairObject(t *testing.T) {
 				t.Errorf("pairs with %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestKernelArch(t *testing.T) {
-	for goarch, want := range map[string]string{
-		"amd64": "x86_64", "arm64": "arm64", "386": "i386", "riscv64": "riscv64",
-		"s390x": "s390x", "ppc64le": "ppc64le", "loong64": "loongarch64", "mips64le": "mips64el", "mips": "", "wasm": "",
-	} {
-		if got := KernelArch(goarch); got != want {
-			t.Errorf("KernelArch(%s) = %q, want %q", goarch, got, want)
-		}
 	}
 }
 

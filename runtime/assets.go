@@ -11,6 +11,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -34,7 +35,7 @@ type assetEntry struct {
 
 	once   sync.Once
 	spec   *btf.Spec
-	modRaw []Module
+	modRaw []btfrelocate.Module
 	// modSpecs are loaded with spec, once: cilium/ebpf v0.22 is not safe
 	// for concurrent use of several split specs over one base.
 	modSpecs map[string]*btf.Spec
@@ -138,7 +139,7 @@ func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, erro
 		return nil, fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
 	}
 	sel := &Selection{
-		Source: SourceEmbedded, Key: e.Key, Spec: spec, ModuleBTF: modRaw,
+		Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw,
 		Predicted: a.p.Predicted(), Predictions: preds, objects: objects,
 	}
 	if len(e.modSpecs) > 0 {
@@ -150,7 +151,7 @@ func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, erro
 // load decompresses and parses entry e, once, within bud. Every error is
 // about the payload's bytes, so it wraps ErrCorrupt: a blob that is not
 // BTF, a module that does not relocate onto its own entry's vmlinux.
-func (a *Assets) load(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Module, error) {
+func (a *Assets) load(e *assetEntry, bud *payload.Budget) (*btf.Spec, []btfrelocate.Module, error) {
 	e.once.Do(func() {
 		e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e, bud)
 		switch {
@@ -164,7 +165,7 @@ func (a *Assets) load(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Module, 
 	return e.spec, e.modRaw, e.loadErr
 }
 
-func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Module, map[string]*btf.Spec, error) {
+func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []btfrelocate.Module, map[string]*btf.Spec, error) {
 	// Relocating a distilled module needs the raw vmlinux BTF; otherwise
 	// cilium/ebpf reads it while it is unpacked, never whole.
 	var r io.ReaderAt
@@ -184,9 +185,9 @@ func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Mod
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var mods []Module
+	var mods []btfrelocate.Module
 	for _, m := range e.Modules {
-		mod := Module{Name: m.Name}
+		mod := btfrelocate.Module{Name: m.Name}
 		if m.HasBase {
 			if mod.Base, err = a.p.Blob(m.Base, bud); err != nil {
 				return nil, nil, nil, fmt.Errorf("module %s base: %w", safetext.Escape(mod.Name), err)
@@ -197,7 +198,7 @@ func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []Mod
 		}
 		mods = append(mods, mod)
 	}
-	specs, err := LoadModules(mods, raw, spec)
+	specs, err := btfrelocate.LoadModules(mods, raw, spec)
 	if err != nil {
 		return nil, nil, nil, err
 	}

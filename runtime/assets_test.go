@@ -123,8 +123,8 @@ func TestModules(t *testing.T) {
 			t.Fatalf("distilled base %v: %v", withBase, err)
 		}
 		mod := sel.Modules["bpf_testmod"]
-		if mod == nil || len(sel.ModuleBTF) != 1 || !bytes.Equal(sel.ModuleBTF[0].Base, e.Modules[0].Base) {
-			t.Fatalf("distilled base %v: Modules %v, ModuleBTF %d", withBase, sel.Modules, len(sel.ModuleBTF))
+		if mod == nil || len(sel.moduleBTF) != 1 || !bytes.Equal(sel.moduleBTF[0].Base, e.Modules[0].Base) {
+			t.Fatalf("distilled base %v: Modules %v, moduleBTF %d", withBase, sel.Modules, len(sel.moduleBTF))
 		}
 		var st *btf.Struct
 		if err := mod.TypeByName("bpf_testmod_struct_arg_1", &st); err != nil {

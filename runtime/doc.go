@@ -97,9 +97,40 @@
 // Split BTF without a distilled base is read directly over the entry's
 // vmlinux. Split BTF with a distilled base (.BTF.base, which the generator
 // writes for every module) is relocated onto the selected vmlinux BTF with
-// package distill (libbpf's btf__relocate), see LoadModules: onto the
+// the semantics of libbpf's btf__relocate (internal/btfrelocate): onto the
 // embedded vmlinux, or onto the kernel's own when the kernel has vmlinux
-// BTF but none for the module. The raw parts are in Selection.ModuleBTF.
+// BTF but none for the module. Selection.Modules holds the results.
+//
+// # API
+//
+// The exported names are what the generated code and an agent call; each
+// is listed with who calls it and why. Everything else (the payload
+// format, module relocation, os-release parsing) is internal.
+//
+//   - Open: the generated KernelBTF function calls it on the embedded
+//     payload. OpenWithOptions, OpenOptions and DefaultDecodeBudget: for
+//     an agent that bounds decoding memory below the default.
+//   - Assets: what Open returns; an agent calls its CollectionOptions
+//     (the usual start-up call), Select (BTF alone), Kernels and Lookup
+//     (what is embedded, for diagnostics and tests).
+//   - SelectOptions: an agent's overrides: ForceEmbedded, HostRoot in a
+//     container, the kernel's identity in tests.
+//   - Selection: the chosen BTF (Source, Key, Spec, Modules), the load
+//     predictions (Predicted, Predictions) and the calls acting on them:
+//     Prune, LoadAndAssign, and ModuleSpecs for an agent that builds its
+//     own ebpf.CollectionOptions from Select.
+//   - Source: where a Selection's BTF came from (SourceKernel or
+//     SourceEmbedded), for the agent's log line.
+//   - Key: an embedded kernel's identity, in Selection.Key, Kernels and
+//     Lookup (package kernelkey's Key, so corpus tools share it).
+//   - Prediction, Verdict: one program predicted not to load, in
+//     Selection.Predictions and the results of Prune and LoadAndAssign.
+//     PruneOptions tunes those two.
+//   - ErrKernelNotSupported, NotSupportedError: an agent tells "this
+//     kernel is not in the corpus" from other failures (errors.Is), and
+//     reads which kernel and why (errors.As).
+//   - ErrCorrupt: an agent tells a damaged payload from an unsupported
+//     kernel.
 //
 // # Example
 //

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/internal/osrelease"
 	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -56,7 +57,7 @@ func hostInfo(opts *SelectOptions) (host, error) {
 // os-release(5) prescribes. A system without either gives the zero value
 // and no error; one that cannot be read (not a regular file, unreadable)
 // gives an error naming the file.
-func readOSRelease(root string) (kernelkey.OSRelease, error) {
+func readOSRelease(root string) (osrelease.Release, error) {
 	for _, p := range []string{"etc/os-release", "usr/lib/os-release"} {
 		path := filepath.Join(rootDir(root), p)
 		b, err := regfile.ReadFile(path, maxOSRelease)
@@ -64,11 +65,11 @@ func readOSRelease(root string) (kernelkey.OSRelease, error) {
 			continue
 		}
 		if err != nil {
-			return kernelkey.OSRelease{}, fmt.Errorf("os-release: %w", err)
+			return osrelease.Release{}, fmt.Errorf("os-release: %w", err)
 		}
-		return kernelkey.ParseOSRelease(b), nil
+		return osrelease.Parse(b), nil
 	}
-	return kernelkey.OSRelease{}, nil
+	return osrelease.Release{}, nil
 }
 
 func rootDir(root string) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/regfile"
 )
@@ -85,10 +86,6 @@ type Selection struct {
 	// plus embedded modules of the matching entry that the kernel has no
 	// BTF for, relocated onto the kernel's.
 	Modules map[string]*btf.Spec
-	// ModuleBTF is the raw embedded module BTF behind Modules (for
-	// SourceKernel, only the modules taken from the payload), sorted by
-	// name; callers must not modify it.
-	ModuleBTF []Module
 
 	// Predicted says whether Predictions is btfembed's load prediction
 	// for this kernel. It is true for SourceEmbedded. It is false for
@@ -104,6 +101,10 @@ type Selection struct {
 
 	objects map[string][]string // programs of each object of Predictions
 	root    string              // HostRoot of a SourceKernel selection
+	// moduleBTF is the raw embedded module BTF behind Modules (for
+	// SourceKernel, only the modules taken from the payload), sorted by
+	// name.
+	moduleBTF []btfrelocate.Module
 }
 
 // ModuleSpecs returns Modules sorted by module name.
@@ -344,7 +345,7 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vml
 	if _, _, err := a.load(e, bud); err != nil {
 		return err
 	}
-	var lacking []Module
+	var lacking []btfrelocate.Module
 	for _, m := range e.modRaw {
 		if _, ok := sel.Modules[m.Name]; !ok && m.Base != nil {
 			lacking = append(lacking, m)
@@ -359,7 +360,7 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vml
 			return err
 		}
 	}
-	specs, err := LoadModules(lacking, vmlinuxRaw, sel.Spec)
+	specs, err := btfrelocate.LoadModules(lacking, vmlinuxRaw, sel.Spec)
 	if err != nil {
 		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.Key, err)
 	}
@@ -367,6 +368,6 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vml
 		sel.Modules = map[string]*btf.Spec{}
 	}
 	maps.Copy(sel.Modules, specs)
-	sel.ModuleBTF = append(sel.ModuleBTF, lacking...)
+	sel.moduleBTF = append(sel.moduleBTF, lacking...)
 	return nil
 }

@@ -184,7 +184,7 @@ func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Source != SourceKernel || sel.Modules["bpf_testmod"] == nil || len(sel.ModuleBTF) != 1 {
+	if sel.Source != SourceKernel || sel.Modules["bpf_testmod"] == nil || len(sel.moduleBTF) != 1 {
 		t.Fatalf("module not relocated onto the kernel's BTF: %s %v", sel.Source, sel.Modules)
 	}
 	if len(co.Programs.ExtraRelocationTargets) != 1 || co.Programs.ExtraRelocationTargets[0] != sel.Modules["bpf_testmod"] {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
 
@@ -285,7 +286,7 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	var empty []string
 	var emptyPart *generator.Result
 	for _, goarch := range perGOARCH {
-		part := res.ForArch(generator.KernelArch(goarch))
+		part := res.ForArch(kernelarch.OfGOARCH(goarch))
 		if len(part.Report.Kernels) == 0 {
 			empty, emptyPart = append(empty, goarch), part
 			continue
@@ -359,7 +360,7 @@ func pairEmbedded(byGOARCH map[string][]string) (goarches, objs []string, arches
 	arches = map[string][]string{}
 	for goarch, embedded := range byGOARCH {
 		goarches = append(goarches, goarch)
-		arch := generator.KernelArch(goarch)
+		arch := kernelarch.OfGOARCH(goarch)
 		if arch == "" {
 			continue
 		}

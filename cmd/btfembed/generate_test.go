@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -100,7 +101,7 @@ func TestGenerateBare(t *testing.T) {
 			t.Errorf("%s payload holds %d kernels, want %d", goarch, len(keys), kernels)
 		}
 		for _, k := range keys {
-			if k.Arch != generator.KernelArch(goarch) {
+			if k.Arch != kernelarch.OfGOARCH(goarch) {
 				t.Errorf("%s payload holds %s", goarch, k)
 			}
 		}

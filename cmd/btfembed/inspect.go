@@ -96,9 +96,16 @@ func inspectPayload(w io.Writer, path string, data []byte) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		// The runtime hands out module BTF loaded, not raw: read the
+		// entry's modules from the payload itself.
+		bud := payload.NewBudget(payload.DefaultBudget)
+		e, _, err := p.Find(key, bud)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", path, key, err)
+		}
 		var mods []string
-		for _, m := range sel.ModuleBTF {
-			n, err := moduleTypes(m)
+		for _, m := range e.Modules {
+			n, err := moduleTypes(p, m, bud)
 			if err != nil {
 				return fmt.Errorf("%s: %s: module %s: %w", path, key, safetext.Escape(m.Name), err)
 			}
@@ -120,12 +127,23 @@ func inspectPayload(w io.Writer, path string, data []byte) error {
 }
 
 // moduleTypes counts the types of an embedded module's split BTF.
-func moduleTypes(m btfruntime.Module) (int, error) {
-	base, err := rawbtf.Parse(m.Base, nil)
+func moduleTypes(p *payload.Payload, m payload.EntryModule, bud *payload.Budget) (int, error) {
+	var rawBase []byte
+	if m.HasBase {
+		var err error
+		if rawBase, err = p.Blob(m.Base, bud); err != nil {
+			return 0, err
+		}
+	}
+	rawSplit, err := p.Blob(m.Split, bud)
 	if err != nil {
 		return 0, err
 	}
-	split, err := rawbtf.Parse(m.Split, base)
+	base, err := rawbtf.Parse(rawBase, nil)
+	if err != nil {
+		return 0, err
+	}
+	split, err := rawbtf.Parse(rawSplit, base)
 	if err != nil {
 		return 0, err
 	}

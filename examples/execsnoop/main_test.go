@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -271,7 +272,7 @@ func TestBinaryEmbedsItsArch(t *testing.T) {
 			t.Fatalf("%s payload holds no kernel", goarch)
 		}
 		for _, k := range keys {
-			if k.Arch != generator.KernelArch(goarch) {
+			if k.Arch != kernelarch.OfGOARCH(goarch) {
 				t.Errorf("%s payload holds %s", goarch, k)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/pahole"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -131,7 +132,7 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	sem := make(chan struct{}, opts.workers())
 	var wg sync.WaitGroup
 	for i, m := range mods {
-		if errs[i] = kernelkey.ValidatePathElement(m.Name); errs[i] != nil {
+		if errs[i] = pathelem.Validate(m.Name); errs[i] != nil {
 			continue
 		}
 		sem <- struct{}{}

@@ -14,13 +14,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/btfembed/btfembed/internal/btfhub"
-
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/btfembed/btfembed/internal/btfhub"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -155,7 +155,7 @@ func TestImportPathEscape(t *testing.T) {
 				t.Errorf("imported %+v, want %d kernels", res.Kernels, tc.kernels)
 			}
 			if tc.want != "" {
-				if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], kernelkey.ErrBadPathElement) ||
+				if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], pathelem.ErrUnsafe) ||
 					!strings.Contains(res.Skipped[0].Error(), tc.want) || !strings.Contains(res.Skipped[0].Error(), in) {
 					t.Errorf("skipped %v, want one error naming %s and the bad %s", res.Skipped, in, tc.want)
 				}
@@ -181,8 +181,8 @@ func TestWriteKernelRefusesEscape(t *testing.T) {
 	} {
 		parent := t.TempDir()
 		k.VMLinux = extracttest.SmallBTF(t)
-		if _, err := WriteKernel(filepath.Join(parent, "out"), k); !errors.Is(err, kernelkey.ErrBadPathElement) {
-			t.Errorf("WriteKernel(%v): %v, want an error wrapping ErrBadPathElement", k.Key, err)
+		if _, err := WriteKernel(filepath.Join(parent, "out"), k); !errors.Is(err, pathelem.ErrUnsafe) {
+			t.Errorf("WriteKernel(%v): %v, want an error wrapping pathelem.ErrUnsafe", k.Key, err)
 		}
 		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 			t.Errorf("WriteKernel(%v) wrote %v", k.Key, entries)

@@ -19,6 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/osrelease"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -286,7 +288,7 @@ func osRelease(file string) (id, version string) {
 	if err != nil {
 		return "", ""
 	}
-	r := kernelkey.ParseOSRelease(data)
+	r := osrelease.Parse(data)
 	return r.ID, r.VersionID
 }
 
@@ -410,7 +412,7 @@ func packageModules(mods []fromPackage[extract.PackageModule], base *btfSpec, wo
 	for i, fm := range mods {
 		m := fm.item
 		if m.Err == nil {
-			if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+			if err := pathelem.Validate(m.Name); err != nil {
 				m.Err = fmt.Errorf("module name: %w", err)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -154,9 +155,9 @@ func TestImportRPMHostile(t *testing.T) {
 		{"header claims 2 GiB", patched(good, header+12, 0x7fffffff), extract.ErrTooLarge, ": rpm header: 2147483647 bytes of data", 0},
 		{"truncated payload", good[:payload+(len(good)-payload)/2], nil, ": rpm payload: ", 0},
 		{"release from a member name", extracttest.RPMWithPayload(t, good, goodImage, extracttest.Section{Name: "./lib/modules/x\n../vmlinuz", Data: image}),
-			kernelkey.ErrBadPathElement, ":lib/modules/x\n../vmlinuz: kernel release", 1},
+			pathelem.ErrUnsafe, ":lib/modules/x\n../vmlinuz: kernel release", 1},
 		{"module name", extracttest.RPMWithPayload(t, good, goodImage, extracttest.Section{Name: "./lib/modules/" + release + "/kernel/a\nb.ko", Data: module}),
-			kernelkey.ErrBadPathElement, ":lib/modules/" + release + "/kernel/a\nb.ko: module name", 1},
+			pathelem.ErrUnsafe, ":lib/modules/" + release + "/kernel/a\nb.ko: module name", 1},
 		{"release walking out", extracttest.RPMWithPayload(t, good, extracttest.Section{Name: "./lib/modules/../../../tmp/ESCAPED/vmlinuz", Data: image}),
 			ErrNoBTF, ": no BTF found: package kernel-core has no kernel image", 0},
 	} {

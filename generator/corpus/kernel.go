@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -22,7 +23,7 @@ type Kernel struct {
 
 // checkNames checks every string of a kernel that becomes a path element
 // of a corpus (the key's parts, module names) with
-// kernelkey.ValidatePathElement: they come from file contents (a banner, a
+// pathelem.Validate: they come from file contents (a banner, a
 // package's control file and member names) and must not leave the
 // corpus root.
 func (k *Kernel) checkNames() error {
@@ -32,12 +33,12 @@ func (k *Kernel) checkNames() error {
 		if p.s == "" {
 			continue
 		}
-		if err := kernelkey.ValidatePathElement(p.s); err != nil {
+		if err := pathelem.Validate(p.s); err != nil {
 			return fmt.Errorf("kernel %s: %w", p.what, err)
 		}
 	}
 	for _, m := range k.Modules {
-		if err := kernelkey.ValidatePathElement(m.Name); err != nil {
+		if err := pathelem.Validate(m.Name); err != nil {
 			return fmt.Errorf("module %s: name: %w", m.Path, err)
 		}
 	}

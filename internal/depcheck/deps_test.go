@@ -23,6 +23,8 @@ var rules = []struct {
 		[]string{"generator/corpus", "generator", "runtime", "distill"}},
 	{"distill", "distills and relocates module BTF",
 		[]string{"generator/corpus", "generator", "runtime", "corereloc"}},
+	{"runtime/kernelkey", "names kernels for both sides, so both can link it",
+		[]string{"generator/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
 	{"runtime", "ships in every agent and only reads the payload",
 		[]string{"generator/corpus", "generator", "corereloc", "distill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache"}},
 }

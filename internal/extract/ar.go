@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/pathelem"
 )
 
 // ArMagic starts a Unix ar archive, the outer format of .deb packages.
@@ -63,7 +63,7 @@ func (a *arReader) Next() (string, int64, error) {
 	if err != nil || size < 0 {
 		return "", 0, fmt.Errorf("ar: member %q: bad size %q", name, bytes.TrimSpace(h[48:58]))
 	}
-	if err := kernelkey.ValidatePathElement(name); err != nil {
+	if err := pathelem.Validate(name); err != nil {
 		return "", 0, fmt.Errorf("ar: member name: %w", err)
 	}
 	a.remain, a.pad = size, size%2 == 1

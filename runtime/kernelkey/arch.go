@@ -1,77 +1,12 @@
 package kernelkey
 
-import (
-	"encoding/binary"
-	"slices"
-	"strings"
-)
+import "github.com/btfembed/btfembed/internal/kernelarch"
 
-// arches lists the architectures btfembed knows kernels of: each by its
-// canonical name, the one BTFHub uses for its directories (also uname -m
-// where the two agree), with the byte order its kernels run in and the
-// other spellings met in the field (uname -m, Debian and RPM architecture
-// names, Go's GOARCH). It is the one list of them: the generator pairs BPF
-// objects with kernels by it, and the runtime keys the running kernel by it.
-var arches = []struct {
-	name    string
-	order   binary.ByteOrder
-	aliases []string
-}{
-	{"arm", binary.LittleEndian, []string{"armhf", "armel", "armv7l", "armv7", "armv6l"}},
-	{"arm64", binary.LittleEndian, []string{"aarch64", "armv8", "armv8l"}},
-	{"i386", binary.LittleEndian, []string{"i486", "i586", "i686", "386", "x86"}},
-	{"loongarch64", binary.LittleEndian, []string{"loong64"}},
-	{"mips64el", binary.LittleEndian, []string{"mips64le"}},
-	{"ppc64", binary.BigEndian, []string{"powerpc64"}},
-	{"ppc64le", binary.LittleEndian, []string{"ppc64el", "powerpc64le"}},
-	{"riscv64", binary.LittleEndian, nil},
-	{"s390x", binary.BigEndian, []string{"s390"}},
-	{"x86_64", binary.LittleEndian, []string{"amd64", "x86-64", "x64"}},
-}
-
-// archIndex maps every spelling in arches, the canonical names included,
-// to its entry.
-var archIndex = func() map[string]int {
-	m := map[string]int{}
-	for i, a := range arches {
-		m[a.name] = i
-		for _, alias := range a.aliases {
-			m[alias] = i
-		}
-	}
-	return m
-}()
-
-// NormalizeArch returns the canonical name of an architecture (one of
-// Arches) and true, or s unchanged and false for a spelling it does not
-// know. The generator keys embedded kernels with it and the runtime keys
-// the running kernel with it, so both sides agree.
-func NormalizeArch(s string) (string, bool) {
-	if i, ok := archIndex[strings.ToLower(s)]; ok {
-		return arches[i].name, true
-	}
-	return s, false
-}
-
-// Arches returns the canonical names of the architectures NormalizeArch
-// knows, sorted: x86_64, arm64, s390x, ppc64le, ppc64, riscv64,
-// loongarch64, mips64el, arm and i386. The generator pairs generic BPF
-// objects with the kernels of all of them.
-func Arches() []string {
-	names := make([]string, len(arches))
-	for i, a := range arches {
-		names[i] = a.name
-	}
-	slices.Sort(names)
-	return names
-}
-
-// ByteOrder returns the byte order that kernels of arch, in any spelling
-// NormalizeArch knows, run in, and true; nil and false for an unknown
-// architecture. A BPF object runs only on kernels of its own byte order.
-func ByteOrder(arch string) (binary.ByteOrder, bool) {
-	if i, ok := archIndex[strings.ToLower(arch)]; ok {
-		return arches[i].order, true
-	}
-	return nil, false
-}
+// NormalizeArch returns the canonical name of an architecture (x86_64,
+// arm64, s390x, ppc64le, ppc64, riscv64, loongarch64, mips64el, arm or
+// i386: the names BTFHub gives its directories) and true, or s unchanged
+// and false for a spelling it does not know (uname -m, Debian and RPM
+// architecture names and Go's GOARCH are known). The generator keys
+// embedded kernels with it and the runtime keys the running kernel with
+// it, so both sides agree; a Key built for Assets.Lookup needs it too.
+func NormalizeArch(s string) (string, bool) { return kernelarch.Normalize(s) }

@@ -2,8 +2,6 @@ package kernelkey
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/btfembed/btfembed/internal/safetext"
@@ -45,31 +43,4 @@ func (k Key) Compare(o Key) int {
 		strings.Compare(k.Distro, o.Distro),
 		strings.Compare(k.Version, o.Version),
 	)
-}
-
-// ErrBadPathElement is wrapped by ValidatePathElement's errors.
-var ErrBadPathElement = errors.New("not a safe path element")
-
-// ValidatePathElement checks that s, a release, distribution, version or
-// architecture string read from untrusted input (an image banner, a
-// package's control file, os-release), can name one directory or file: it
-// is not empty, not "." or "..", and holds only ASCII letters, digits and
-// . - _ + ~ (every character seen in distribution kernel releases, and no
-// separator, space or control character). Every place that turns such a
-// string into a path element calls it, so no path built from file contents
-// leaves its root.
-func ValidatePathElement(s string) error {
-	if s == "" || s == "." || s == ".." {
-		return fmt.Errorf("%q: %w", s, ErrBadPathElement)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.', c == '-', c == '_', c == '+', c == '~':
-		default:
-			return fmt.Errorf("%q: byte %#x at %d: %w", s, c, i, ErrBadPathElement)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package btfrelocate
 
 import (
 	"bytes"
@@ -6,25 +6,26 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // LoadModules reads embedded modules' BTF over a vmlinux BTF, for
 // ebpf.ProgramOptions.ExtraRelocationTargets, keyed by module name. Split
 // BTF without a distilled base is read as it is; split BTF with one is
-// first relocated onto the vmlinux BTF (internal/btfrelocate, the semantics of
-// libbpf's btf__relocate), so one embedded module serves whichever vmlinux
+// first relocated onto the vmlinux BTF (Relocate, the semantics of libbpf's
+// btf__relocate), so one embedded module serves whichever vmlinux
 // BTF was selected. vmlinux must have been loaded from vmlinuxRaw, which
 // is parsed once for all modules, and only if one needs relocating.
 //
 // Each module is read over its own copy of vmlinux: cilium/ebpf v0.22
 // decodes a split spec's base types under the split's lock, not the
 // base's, so a base shared with other users races with them (found with
-// go test -race, TestModulesConcurrent).
+// go test -race, the runtime's TestModulesConcurrent). The runtime
+// loads every selected entry's modules with it, and the generator loads
+// minimized modules with it to verify them as the runtime will.
 func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[string]*btf.Spec, error) {
 	specs := make(map[string]*btf.Spec, len(mods))
-	var base *btfrelocate.Base
+	var base *Base
 	for _, m := range mods {
 		var spec *btf.Spec
 		var err error
@@ -32,11 +33,11 @@ func LoadModules(mods []Module, vmlinuxRaw []byte, vmlinux *btf.Spec) (map[strin
 			spec, err = btf.LoadSplitSpecFromReader(bytes.NewReader(m.Split), vmlinux.Copy())
 		} else {
 			if base == nil {
-				if base, err = btfrelocate.NewBase(vmlinuxRaw); err != nil {
+				if base, err = NewBase(vmlinuxRaw); err != nil {
 					return nil, fmt.Errorf("vmlinux BTF: %w", err)
 				}
 			}
-			spec, err = btfrelocate.LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
+			spec, err = LoadRelocated(m.Split, m.Base, base, vmlinux.Copy(), nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)

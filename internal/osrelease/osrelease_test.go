@@ -1,11 +1,11 @@
-package kernelkey
+package osrelease
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestParseOSRelease(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		in, id, version string
 		idLike          []string
@@ -16,9 +16,9 @@ func TestParseOSRelease(t *testing.T) {
 		{"  ID='opensuse-leap'  \n# comment\nVERSION_ID=15.5", "opensuse-leap", "15.5", nil},
 		{"garbage\n=\nID=\"unterminated\n", "\"unterminated", "", nil},
 	} {
-		r := ParseOSRelease([]byte(c.in))
+		r := Parse([]byte(c.in))
 		if r.ID != c.id || r.VersionID != c.version || !slices.Equal(r.IDLike, c.idLike) {
-			t.Errorf("ParseOSRelease(%q) = %+v, want %q, %q, %q", c.in, r, c.id, c.version, c.idLike)
+			t.Errorf("Parse(%q) = %+v, want %q, %q, %q", c.in, r, c.id, c.version, c.idLike)
 		}
 	}
 }

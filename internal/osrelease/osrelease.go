@@ -1,4 +1,4 @@
-package kernelkey
+package osrelease
 
 import (
 	"bufio"
@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// OSRelease is what os-release(5) says about a distribution, as far as
-// telling kernels apart needs: ID and VERSION_ID fill Key.Distro and
-// Key.Version, and ID_LIKE names distributions to fall back on, in order.
-type OSRelease struct {
+// Release is what os-release(5) says about a distribution, as far as
+// telling kernels apart needs: ID and VERSION_ID fill kernelkey.Key.Distro and
+// kernelkey.Key.Version, and ID_LIKE names distributions to fall back on, in order.
+type Release struct {
 	ID, VersionID string
 	IDLike        []string
 }
 
-// ParseOSRelease reads os-release content: lines of KEY=value, values
+// Parse reads os-release content: lines of KEY=value, values
 // optionally quoted shell-style. Malformed lines are skipped.
-func ParseOSRelease(b []byte) OSRelease {
-	var r OSRelease
+func Parse(b []byte) Release {
+	var r Release
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		key, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")

@@ -1,4 +1,4 @@
-package kernelkey
+package kernelarch
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestNormalizeArch(t *testing.T) {
+func TestNormalize(t *testing.T) {
 	tests := []struct {
 		in, want string
 		ok       bool
@@ -28,9 +28,9 @@ func TestNormalizeArch(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := NormalizeArch(tt.in)
+		got, ok := Normalize(tt.in)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("NormalizeArch(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("Normalize(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -43,8 +43,8 @@ func TestArches(t *testing.T) {
 		t.Fatalf("Arches() = %v, want %d names sorted", names, len(arches))
 	}
 	for _, name := range names {
-		if got, ok := NormalizeArch(name); got != name || !ok {
-			t.Errorf("NormalizeArch(%q) = %q, %v; want itself", name, got, ok)
+		if got, ok := Normalize(name); got != name || !ok {
+			t.Errorf("Normalize(%q) = %q, %v; want itself", name, got, ok)
 		}
 	}
 	spellings := 0
@@ -77,6 +77,17 @@ func TestByteOrder(t *testing.T) {
 		got, ok := ByteOrder(tt.arch)
 		if got != tt.want || ok != (tt.want != nil) {
 			t.Errorf("ByteOrder(%q) = %v, %v; want %v", tt.arch, got, ok, tt.want)
+		}
+	}
+}
+
+func TestOfGOARCH(t *testing.T) {
+	for goarch, want := range map[string]string{
+		"amd64": "x86_64", "arm64": "arm64", "386": "i386", "riscv64": "riscv64",
+		"s390x": "s390x", "ppc64le": "ppc64le", "loong64": "loongarch64", "mips64le": "mips64el", "mips": "", "wasm": "",
+	} {
+		if got := OfGOARCH(goarch); got != want {
+			t.Errorf("OfGOARCH(%s) = %q, want %q", goarch, got, want)
 		}
 	}
 }

@@ -1,0 +1,34 @@
+package pathelem
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		in string
+		ok bool
+	}{
+		{"6.1.0-47-amd64", true},
+		{"6.12.118+deb12-amd64", true},
+		{"5.15.0~rc1_x", true},
+		{"x86_64", true},
+		{"22.04", true},
+		{"", false},
+		{".", false},
+		{"..", false},
+		{"../etc", false},
+		{"a/b", false},
+		{`a\b`, false},
+		{"a b", false},
+		{"a\x00", false},
+		{"é", false},
+	}
+	for _, tt := range tests {
+		err := Validate(tt.in)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrUnsafe) {
+			t.Errorf("Validate(%q) = %v, want ok=%v", tt.in, err, tt.ok)
+		}
+	}
+}
