@@ -69,6 +69,7 @@ func ImportDWARF(ctx context.Context, source string, read func(dir string) (*DWA
 		return nil, nil, &KernelError{Path: source, Err: err}
 	}
 	dc := openDWARFCache(source, tool, opts)
+	defer dc.forwardWarnings()
 	if k, skipped, ok := dc.get(); ok {
 		return k, skipped, nil
 	}

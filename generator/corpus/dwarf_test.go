@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,5 +240,42 @@ func TestImportDebugDebSmall(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the cached import wrote other bytes than the first")
+	}
+}
+
+// TestDWARFCacheWarnings: an entry the cache refuses (here a symlink in
+// place of the entry a first import wrote) is reported as a warning, and
+// the import runs pahole again instead of trusting it.
+func TestDWARFCacheWarnings(t *testing.T) {
+	needPahole(t)
+	deb := smallDebugDeb(t)
+	cacheDir, outside := t.TempDir(), t.TempDir()
+	var warnings []string
+	opts := &ImportOptions{CacheDir: cacheDir, Warn: func(err error) { warnings = append(warnings, err.Error()) }}
+	if _, err := Import(t.Context(), t.TempDir(), []string{deb}, opts); err != nil {
+		t.Fatal(err)
+	}
+	linked := 0
+	err := filepath.WalkDir(cacheDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || filepath.Dir(p) == cacheDir {
+			return err
+		}
+		target := filepath.Join(outside, strconv.Itoa(linked))
+		if err := os.Rename(p, target); err != nil {
+			return err
+		}
+		linked++
+		return os.Symlink(target, p)
+	})
+	if err != nil || linked == 0 {
+		t.Fatalf("linking the cache's entries: %v (%d linked)", err, linked)
+	}
+	warnings = nil
+	res, err := Import(t.Context(), t.TempDir(), []string{deb}, opts)
+	if err != nil || len(res.Kernels) != 1 {
+		t.Fatalf("second import: %v, %+v", err, res)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "cache: "+deb) }) {
+		t.Errorf("warnings %q, want one from the cache about %s", warnings, deb)
 	}
 }

@@ -153,3 +153,17 @@ func (dc dwarfCache) member(path string) string {
 	}
 	return path[len(dc.source)+1:]
 }
+
+// forwardWarnings passes what the cache itself noted (an entry it
+// refused: a symlink, an entry stored under another key; a write that
+// failed once per kind) to the import's warnings, as the generator's
+// cache does with its Warnings: otherwise a cache that never hits would
+// cost a pahole run on every import without a word.
+func (dc dwarfCache) forwardWarnings() {
+	if dc.c == nil {
+		return
+	}
+	for _, w := range dc.c.Warnings() {
+		dc.opts.warn(fmt.Errorf("cache: %s: %s", dc.source, w))
+	}
+}
