@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
@@ -258,5 +259,30 @@ func TestKfuncTags(t *testing.T) {
 	debian := NewKernel([]*btf.Spec{kernelSpec(t, kerneltest.ByName(t, "6.12.118+deb12-amd64"))}, asked)
 	if debian.TaggedKfuncs || !slices.Equal(debian.Kfuncs, asked) {
 		t.Errorf("6.12: tagged %v, kfuncs %q, want untagged, both", debian.TaggedKfuncs, debian.Kfuncs)
+	}
+}
+
+// TestAttachTypeAtLoad checks that an expected attach type the kernel
+// lacks fails only program types whose load checks it: a kprobe.multi
+// program loads on a kernel without BPF_TRACE_KPROBE_MULTI (it fails at
+// attach), a cgroup/connect4 program does not.
+func TestAttachTypeAtLoad(t *testing.T) {
+	k := &Kernel{
+		ProgTypes:   []uint32{uint32(ebpf.Kprobe), uint32(ebpf.CGroupSockAddr)},
+		AttachTypes: []uint32{0},
+		OwnBTF:      true,
+	}
+	for _, tt := range []struct {
+		prog  *ebpf.ProgramSpec
+		fails bool
+	}{
+		{&ebpf.ProgramSpec{Type: ebpf.Kprobe, AttachType: ebpf.AttachTraceKprobeMulti}, false},
+		{&ebpf.ProgramSpec{Type: ebpf.CGroupSockAddr, AttachType: ebpf.AttachCGroupInet4Connect}, true},
+	} {
+		var b beyond
+		b.checkTypes(tt.prog, k)
+		if got := b.hasFails(KindAttachType, "attach type"); got != tt.fails {
+			t.Errorf("%s with attach type %s: attach_type fails %v, want %v (%q)", tt.prog.Type, tt.prog.AttachType, got, tt.fails, b.fails)
+		}
 	}
 }
