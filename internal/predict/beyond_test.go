@@ -36,11 +36,11 @@ var featureExpectations = map[string]map[string]expect{
 		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
 		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 	"6.1": {
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 	"6.12": {},
 	"nobtf": {
@@ -48,7 +48,7 @@ var featureExpectations = map[string]map[string]expect{
 		// Its program type is refused before its map type is looked at.
 		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
 		"task_btf": {Fails, KindHelper}, "rcu_kfunc_weak": {Fails, KindBTFIDAttach},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 }
 
@@ -121,8 +121,8 @@ func TestFeatures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := kernels[name](t)
 			preds := predictFeatures(t, k)
-			if len(preds) != 17 {
-				t.Errorf("%d programs, want 17", len(preds))
+			if len(preds) != 18 {
+				t.Errorf("%d programs, want 18", len(preds))
 			}
 			checkExpectations(t, preds, featureExpectations[name])
 		})
@@ -150,6 +150,7 @@ func TestFeatureReasons(t *testing.T) {
 		{"rcu_kfunc_weak", "", "kfunc bpf_rcu_read_lock is not in this kernel's BTF: call at insn"},
 		{"accept_all", "program type Netfilter (32) is not in this kernel", ""},
 		{"accept_all", "attach type Netfilter (45) is not in this kernel", ""},
+		{"connect_unix", "attach type CgroupUnixConnect", ""},
 	} {
 		p := preds[tt.program]
 		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
