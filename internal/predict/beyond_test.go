@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
@@ -35,11 +36,11 @@ var featureExpectations = map[string]map[string]expect{
 		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
 		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 	"6.1": {
 		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 	"6.12": {},
 	"nobtf": {
@@ -47,7 +48,7 @@ var featureExpectations = map[string]map[string]expect{
 		// Its program type is refused before its map type is looked at.
 		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
 		"task_btf": {Fails, KindHelper}, "rcu_kfunc_weak": {Fails, KindBTFIDAttach},
-		"accept_all": {Fails, KindProgType},
+		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
 	},
 }
 
@@ -120,8 +121,8 @@ func TestFeatures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := kernels[name](t)
 			preds := predictFeatures(t, k)
-			if len(preds) != 17 {
-				t.Errorf("%d programs, want 17", len(preds))
+			if len(preds) != 18 {
+				t.Errorf("%d programs, want 18", len(preds))
 			}
 			checkExpectations(t, preds, featureExpectations[name])
 		})
@@ -149,6 +150,7 @@ func TestFeatureReasons(t *testing.T) {
 		{"rcu_kfunc_weak", "", "kfunc bpf_rcu_read_lock is not in this kernel's BTF: call at insn"},
 		{"accept_all", "program type Netfilter (32) is not in this kernel", ""},
 		{"accept_all", "attach type Netfilter (45) is not in this kernel", ""},
+		{"connect_unix", "attach type CgroupUnixConnect", ""},
 	} {
 		p := preds[tt.program]
 		if tt.reason != "" && !strings.Contains(strings.Join(texts(p.Reasons), "\n"), tt.reason) {
@@ -258,5 +260,30 @@ func TestKfuncTags(t *testing.T) {
 	debian := NewKernel([]*btf.Spec{kernelSpec(t, kerneltest.ByName(t, "6.12.118+deb12-amd64"))}, asked)
 	if debian.TaggedKfuncs || !slices.Equal(debian.Kfuncs, asked) {
 		t.Errorf("6.12: tagged %v, kfuncs %q, want untagged, both", debian.TaggedKfuncs, debian.Kfuncs)
+	}
+}
+
+// TestAttachTypeAtLoad checks that an expected attach type the kernel
+// lacks fails only program types whose load checks it: a kprobe.multi
+// program loads on a kernel without BPF_TRACE_KPROBE_MULTI (it fails at
+// attach), a cgroup/connect4 program does not.
+func TestAttachTypeAtLoad(t *testing.T) {
+	k := &Kernel{
+		ProgTypes:   []uint32{uint32(ebpf.Kprobe), uint32(ebpf.CGroupSockAddr)},
+		AttachTypes: []uint32{0},
+		OwnBTF:      true,
+	}
+	for _, tt := range []struct {
+		prog  *ebpf.ProgramSpec
+		fails bool
+	}{
+		{&ebpf.ProgramSpec{Type: ebpf.Kprobe, AttachType: ebpf.AttachTraceKprobeMulti}, false},
+		{&ebpf.ProgramSpec{Type: ebpf.CGroupSockAddr, AttachType: ebpf.AttachCGroupInet4Connect}, true},
+	} {
+		var b beyond
+		b.checkTypes(tt.prog, k)
+		if got := b.hasFails(KindAttachType, "attach type"); got != tt.fails {
+			t.Errorf("%s with attach type %s: attach_type fails %v, want %v (%q)", tt.prog.Type, tt.prog.AttachType, got, tt.fails, b.fails)
+		}
 	}
 }

@@ -141,7 +141,7 @@ func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
 	case !has(k.ProgTypes, uint32(prog.Type)):
 		b.fails = append(b.fails, Reason{KindProgType, fmt.Sprintf("program type %s (%d) is not in this kernel", prog.Type, uint32(prog.Type))})
 	}
-	if prog.AttachType != ebpf.AttachNone {
+	if prog.AttachType != ebpf.AttachNone && loadChecksAttachType(prog.Type) {
 		switch {
 		case k.AttachTypes == nil:
 			b.unknown = append(b.unknown, Reason{KindAttachType, "the kernel's BTF has no enum bpf_attach_type"})
@@ -162,6 +162,24 @@ func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
 }
 
 // checkMap checks a map the program refers to, and its inner map.
+// loadChecksAttachType reports whether BPF_PROG_LOAD refuses an expected
+// attach type it does not know for programs of type t. The kernel checks
+// it at load time only for these types (kernel/bpf/syscall.c,
+// bpf_prog_load_check_attach, and the BTF-ID types' checks in the
+// verifier's check_attach_btf_id); every other type ignores it until the
+// program is attached. A kprobe.multi program (BPF_TRACE_KPROBE_MULTI,
+// 5.18) loads on 5.10 and fails only at link creation, which is outside
+// what `loads` promises.
+func loadChecksAttachType(t ebpf.ProgramType) bool {
+	switch t {
+	case ebpf.CGroupSock, ebpf.CGroupSockAddr, ebpf.CGroupSKB, ebpf.CGroupSockopt,
+		ebpf.SkLookup, ebpf.SkReuseport, ebpf.Netfilter,
+		ebpf.Tracing, ebpf.LSM, ebpf.Extension:
+		return true
+	}
+	return false
+}
+
 func (b *beyond) checkMap(name string, ms *ebpf.MapSpec, k *Kernel) {
 	for ms != nil {
 		switch {
