@@ -119,7 +119,12 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if err := verdicts(ix, sorted); err != nil {
 		return err
 	}
-	data, err := b.compress(ix, maxDict)
+	enc, err := newEncoder()
+	if err != nil {
+		return err
+	}
+	defer enc.close()
+	data, err := b.compress(ix, maxDict, enc)
 	if err != nil {
 		return err
 	}
@@ -129,7 +134,7 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 			return fmt.Errorf("index block of %d bytes exceeds the %d-byte limit", len(bl), payload.MaxBlobLen)
 		}
 	}
-	frames, err := compressPlain(blocks...)
+	frames, err := enc.plain(blocks...)
 	if err != nil {
 		return err
 	}
@@ -137,7 +142,7 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	// of directory and one per entry.
 	verdictsFrame := []byte{}
 	if len(verdictsRaw) > 0 {
-		f, err := compressPlain(verdictsRaw)
+		f, err := enc.plain(verdictsRaw)
 		if err != nil {
 			return err
 		}
@@ -227,8 +232,8 @@ func (b *builder) blob(raw []byte, group string) (uint64, error) {
 }
 
 // compress fills ix.Dicts and ix.Blobs and returns the data area.
-func (b *builder) compress(ix *payload.Index, maxDict int) ([]byte, error) {
-	c := &compressor{ix: ix, blobs: b.blobs}
+func (b *builder) compress(ix *payload.Index, maxDict int, enc *encoder) ([]byte, error) {
+	c := &compressor{ix: ix, blobs: b.blobs, enc: enc}
 	ix.Blobs = make([]payload.BlobRecord, len(b.blobs))
 	for _, g := range b.groups {
 		var err error
@@ -250,6 +255,7 @@ type compressor struct {
 	blobs       []pendingBlob
 	data        []byte
 	dictContent [][]byte // by dictionary index
+	enc         *encoder
 }
 
 // alone compresses each blob on its own.
@@ -258,7 +264,7 @@ func (c *compressor) alone(members []uint64) error {
 	for j, i := range members {
 		forms[j] = c.blobs[i].form()
 	}
-	frames, err := compressPlain(forms...)
+	frames, err := c.enc.plain(forms...)
 	if err != nil {
 		return err
 	}
@@ -285,25 +291,17 @@ type delta struct {
 // unless that difference is more than 1/repThreshold of the blob: then the
 // blob starts a new dictionary.
 //
-// The one encoder alive (see encoder) is the current dictionary's, from
-// when it is full until it is flushed; the frames it made are kept (each
-// at most a quarter of its blob), so it is released before storeDict
-// makes its own.
+// The dictionary is encoded against once it is full; the frames made
+// against it are kept (each at most a quarter of its blob) until it is
+// flushed.
 func (c *compressor) group(members []uint64, maxDict int) error {
 	var dict []byte
 	reps := map[uint64]uint64{} // representative -> offset in dict
 	var deltas []delta          // blobs stored against dict
-	var enc *encoder            // encodes with dict, once it is full
-	release := func() {
-		if enc != nil {
-			enc.release()
-			enc = nil
-		}
-	}
-	defer release()
-	var bases []uint64 // the group's dictionaries stored on their own
+	full := false               // dict takes no more representatives
+	var bases []uint64          // the group's dictionaries stored on their own
 	flush := func() error {
-		release()
+		full = false
 		if len(dict) == 0 {
 			return nil
 		}
@@ -330,21 +328,20 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 	}
 	for _, i := range members {
 		form := c.blobs[i].form()
-		if len(reps) < minDictBlobs || len(dict)+len(form) <= maxDict {
+		if !full && (len(reps) < minDictBlobs || len(dict)+len(form) <= maxDict) {
 			reps[i] = uint64(len(dict))
 			dict = append(dict, form...)
 			continue
 		}
-		if len(dict) > 0 && enc == nil {
-			var err error
+		full = len(dict) > 0
+		if full {
 			// The dictionary ID is fixed when the dictionary is
 			// flushed; number it ahead.
-			if enc, err = newEncoder(uint32(len(c.ix.Dicts)+1), dict); err != nil {
+			z, err := c.enc.with(uint32(len(c.ix.Dicts)+1), dict, form)
+			if err != nil {
 				return err
 			}
-		}
-		if enc != nil {
-			if z := enc.EncodeAll(form, nil); len(z)*repThreshold <= len(form) {
+			if len(z)*repThreshold <= len(form) {
 				deltas = append(deltas, delta{i, z})
 				continue
 			}
@@ -369,25 +366,23 @@ const maxBaseTries = 4
 // used (dictionary number, 0 for none). Bases are never chained further,
 // so reading a blob takes at most two dictionaries.
 func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, error) {
-	plain, err := compressPlain(dict)
+	best, err := c.enc.with(0, nil, dict)
 	if err != nil {
 		return nil, 0, err
 	}
-	best := plain[0]
 	var bestBase uint64
 	tries := bases
 	if len(bases) > maxBaseTries {
 		tries = append([]uint64{bases[0]}, bases[len(bases)-maxBaseTries+1:]...)
 	}
 	for _, no := range tries {
-		enc, err := newEncoder(uint32(no), c.dictContent[no-1])
+		z, err := c.enc.with(uint32(no), c.dictContent[no-1], dict)
 		if err != nil {
 			return nil, 0, err
 		}
-		if z := enc.EncodeAll(dict, nil); len(z) < len(best) {
+		if len(z) < len(best) {
 			best, bestBase = z, no
 		}
-		enc.release()
 	}
 	return best, bestBase, nil
 }
