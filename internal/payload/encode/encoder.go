@@ -38,14 +38,18 @@ type encoder struct {
 // noDict is the empty dictionary content that stands for none.
 var noDict = []byte{}
 
-func newEncoder() (*encoder, error) {
-	enc, err := zstd.NewWriter(nil,
+// settings are the options the payload's bytes depend on.
+func settings() []zstd.EOption {
+	return []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
 		zstd.WithEncoderCRC(false), // the payload has its own checksum
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithLowerEncoderMem(true),
-		zstd.WithEncoderDictRaw(0, noDict),
-	)
+	}
+}
+
+func newEncoder() (*encoder, error) {
+	enc, err := zstd.NewWriter(nil, append(settings(), zstd.WithEncoderDictRaw(0, noDict))...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,12 +28,7 @@ func TestEncoderSwitch(t *testing.T) {
 		blobs = append(blobs, b)
 	}
 	fresh := func(id uint32, dict, src []byte) []byte {
-		opts := []zstd.EOption{
-			zstd.WithEncoderLevel(zstd.SpeedBestCompression),
-			zstd.WithEncoderCRC(false),
-			zstd.WithEncoderConcurrency(1),
-			zstd.WithLowerEncoderMem(true),
-		}
+		opts := settings()
 		if dict != nil {
 			opts = append(opts, zstd.WithEncoderDictRaw(id, dict))
 		}
