@@ -13,16 +13,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/btfembed/btfembed/internal/kernelarch"
 )
-
-// linuxGOARCHes are the GOARCHes Go builds Linux programs for, as
-// `go tool dist list` gives them: the builds a package's BPF objects may be
-// embedded in.
-var linuxGOARCHes = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64", "ppc64le", "riscv64", "s390x"}
-
-// IsLinuxGOARCH reports whether goarch is a GOARCH Go builds Linux
-// programs for.
-func IsLinuxGOARCH(goarch string) bool { return slices.Contains(linuxGOARCHes, goarch) }
 
 // ErrNoEmbeddedObjects is returned by EmbeddedObjects for a package that
 // embeds no BPF object for any Linux GOARCH.
@@ -78,7 +71,7 @@ func EmbeddedObjects(ctx context.Context, dir string) (map[string][]string, erro
 // each GOARCH's build constraints.
 func embeddingGOARCHes(ctx context.Context, dir string) ([]string, error) {
 	var goarches []string
-	for _, goarch := range linuxGOARCHes {
+	for _, goarch := range kernelarch.LinuxGOARCHes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/plural"
 
 	"github.com/btfembed/btfembed/generator"
@@ -56,7 +57,7 @@ const maxPart = 1 << 30
 // for.
 func (m *partMeta) check() error {
 	for i, g := range m.GOARCHes {
-		if !generator.IsLinuxGOARCH(g) {
+		if !kernelarch.IsLinuxGOARCH(g) {
 			return fmt.Errorf("GOARCH %q is not one Go builds Linux programs for", g)
 		}
 		if slices.Contains(m.GOARCHes[:i], g) {

@@ -18,8 +18,8 @@ type Summary struct {
 	ModuleBytes int // raw module BTF bytes, all modules
 }
 
-// Summarize describes a kernel read by Read.
-func Summarize(k *Kernel) (Summary, error) {
+// summarize describes a kernel read by Read.
+func summarize(k *Kernel) (Summary, error) {
 	spec, err := extract.ParseBTF(k.VMLinux, nil)
 	if err != nil {
 		return Summary{}, &KernelError{Path: k.Path, Err: err}
@@ -41,7 +41,7 @@ func List(ctx context.Context, roots []string, opts *Options, fn func(Summary, e
 		}
 		var s Summary
 		if err == nil {
-			s, err = Summarize(k)
+			s, err = summarize(k)
 		}
 		if err := fn(s, err); err != nil {
 			return err

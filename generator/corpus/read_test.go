@@ -26,7 +26,7 @@ func TestReadTestCorpus(t *testing.T) {
 		if !bytes.Equal(k.VMLinux, hubBTF(t, tk.key)) {
 			t.Errorf("%s: BTF differs from the archive's member", k.Key)
 		}
-		s, err := Summarize(k)
+		s, err := summarize(k)
 		if err != nil {
 			t.Fatal(err)
 		}

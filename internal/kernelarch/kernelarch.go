@@ -91,3 +91,12 @@ func OfGOARCH(goarch string) string {
 	}
 	return ""
 }
+
+// LinuxGOARCHes are the GOARCHes Go builds Linux programs for, as
+// `go tool dist list` gives them: the builds a package's BPF objects may be
+// embedded in.
+var LinuxGOARCHes = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64", "ppc64le", "riscv64", "s390x"}
+
+// IsLinuxGOARCH reports whether goarch is a GOARCH Go builds Linux
+// programs for.
+func IsLinuxGOARCH(goarch string) bool { return slices.Contains(LinuxGOARCHes, goarch) }
