@@ -185,11 +185,15 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 }
 
 // groupDigest describes a group by its content: who groups (what),
-// the byte order, the local type's shape and its members, as a set or
-// (not distinct) as a list.
-func groupDigest(what, order, shape string, members []string, distinct bool) string {
-	if distinct {
-		members = slices.Compact(slices.Sorted(slices.Values(members)))
+// the byte order, the local type's shape and its members, as a multiset
+// (unordered: sorted, repeats kept) or as a list. Repeats count: both
+// corereloc's Match and cilium/ebpf score a candidate by how many of a
+// group's relocations it misses, so A×3 + B and A + B×3 can choose
+// different candidates on the same kernel and must not share a cached
+// outcome.
+func groupDigest(what, order, shape string, members []string, unordered bool) string {
+	if unordered {
+		members = slices.Sorted(slices.Values(members))
 	}
 	return cache.NewKey([]byte(what), []byte(order), []byte(shape), []byte(strings.Join(members, "\x01"))).String()
 }
