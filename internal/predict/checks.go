@@ -161,7 +161,6 @@ func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
 	}
 }
 
-// checkMap checks a map the program refers to, and its inner map.
 // loadChecksAttachType reports whether BPF_PROG_LOAD refuses an expected
 // attach type it does not know for programs of type t. The kernel checks
 // it at load time only for these types (kernel/bpf/syscall.c,
@@ -180,6 +179,7 @@ func loadChecksAttachType(t ebpf.ProgramType) bool {
 	return false
 }
 
+// checkMap checks a map the program refers to, and its inner map.
 func (b *beyond) checkMap(name string, ms *ebpf.MapSpec, k *Kernel) {
 	for ms != nil {
 		switch {

@@ -63,6 +63,9 @@ func hasInterpreter(vmlinux *btf.Spec) bool { return hasFunc(vmlinux, "bpf_patch
 // the kernel's JIT. The verifier refuses them after its walk, reached or
 // not, so the reasons go to b.after.
 func (b *beyond) checkCalls(insns asm.Instructions, k *Kernel) {
+	if !k.is32Bit() {
+		return // the 64-bit JITs compile calls and callbacks
+	}
 	callback, call, tailCall := -1, -1, false
 	for pc := range insns {
 		ins := &insns[pc]
@@ -77,9 +80,6 @@ func (b *beyond) checkCalls(insns asm.Instructions, k *Kernel) {
 	}
 	if callback < 0 && call < 0 {
 		return
-	}
-	if !k.is32Bit() {
-		return // the 64-bit JITs compile calls and callbacks
 	}
 	what := fmt.Sprintf("a bpf-to-bpf call at insn %d", call)
 	if callback >= 0 {
