@@ -199,6 +199,19 @@ func TestImportInputs(t *testing.T) {
 			t.Errorf("strict import of a bad input wrote %d entries", len(entries))
 		}
 	})
+	t.Run("BPF object", func(t *testing.T) {
+		// A BPF object carries .BTF too, of its program: with the key
+		// given by flags it must still not become a kernel.
+		obj := "../../testdata/objects/features/control-el.o"
+		out := t.TempDir()
+		_, err := Import(t.Context(), out, []string{obj}, &ImportOptions{Strict: true, Key: kernelkey.Key{Arch: "x86_64", Release: "6.99.2"}})
+		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "BPF object") {
+			t.Fatalf("error %v, want ErrUnknownFormat naming a BPF object", err)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("importing a BPF object wrote %d entries", len(entries))
+		}
+	})
 	t.Run("no release", func(t *testing.T) {
 		_, err := Import(t.Context(), t.TempDir(), []string{filepath.Join(in, "6.99.1-raw.btf")}, &ImportOptions{Strict: true})
 		if !errors.Is(err, ErrIncompleteKey) || !strings.Contains(err.Error(), "-arch") {

@@ -99,6 +99,11 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 	pathKey := inputKey(in)
 	if format == extract.FormatNone {
 		e, err := extract.InspectELF(f)
+		if err == nil && e.BPF {
+			// Its .BTF describes a program: with -arch and -release it
+			// would become a "kernel" without a word.
+			return false, fmt.Errorf("%w: a BPF object (ELF machine EM_BPF), not a kernel", extract.ErrUnknownFormat)
+		}
 		if err != nil || e.HasBTF || !e.HasDWARF {
 			return false, nil // read as before, which reports the problem
 		}

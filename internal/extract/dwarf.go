@@ -25,6 +25,7 @@ type ELFFile struct {
 	Arch     string // as elfArch names it, "" for machines without kernel BTF
 	HasBTF   bool   // a .BTF section with contents
 	HasDWARF bool   // a .debug_info section with contents
+	BPF      bool   // ELF machine EM_BPF: a BPF program's object, not a kernel
 }
 
 // InspectELF reads the section headers of an ELF file on disk, without
@@ -43,7 +44,7 @@ func InspectELF(f io.ReaderAt) (e ELFFile, err error) {
 		s := ef.Section(name)
 		return s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0
 	}
-	return ELFFile{Arch: elfArch(ef), HasBTF: has(".BTF"), HasDWARF: has(".debug_info")}, nil
+	return ELFFile{Arch: elfArch(ef), HasBTF: has(".BTF"), HasDWARF: has(".debug_info"), BPF: ef.Machine == elf.EM_BPF}, nil
 }
 
 // bannerWindow is the unit in which FindBannerFile scans a file, and
