@@ -78,6 +78,10 @@ type Object struct {
 	// use: the oracle needs it, Match and Minimize do not, and for a big
 	// object it costs more than all of Load.
 	collection func() (*ebpf.CollectionSpec, error)
+	// index finds sites by function and offset, built on first use: for
+	// every program of a big object, rebuilding it would cost more than
+	// the walk.
+	index func() *siteIndex
 }
 
 // Collection is the object as cilium/ebpf's ebpf.LoadCollectionSpec
@@ -173,6 +177,7 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 		return nil, fmt.Errorf("not a BPF object: ELF machine %v, want EM_BPF", f.Machine)
 	}
 	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
+	obj.index = sync.OnceValue(obj.newSiteIndex)
 
 	size := int64(-1)
 	if s, ok := r.(interface{ Size() int64 }); ok {
