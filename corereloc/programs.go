@@ -52,13 +52,21 @@ func (obj *Object) programs(coll *ebpf.CollectionSpec) ([]program, error) {
 // local type and access as Load read them from .BTF.ext. It is how a
 // caller walking cilium/ebpf's instructions learns what cilium/ebpf keeps
 // unexported, without parsing the String of a btf.CORERelocation. An
-// instruction that .BTF.ext does not account for is an error.
+// instruction that .BTF.ext does not account for is an error. The map is
+// made once per program and shared by every call: do not modify it.
 func (obj *Object) ProgramRelocations(prog *ebpf.ProgramSpec) (map[int]*Relocation, error) {
+	if m, ok := obj.memo.programs.Load(prog); ok {
+		return m.(map[int]*Relocation), nil
+	}
 	out := map[int]*Relocation{}
 	err := obj.walkProgram(prog, func(index int, _ *btf.CORERelocation, r int32) {
 		out[index] = &obj.Relocations[r]
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	obj.memo.programs.Store(prog, out)
+	return out, nil
 }
 
 // siteIndex finds a relocation by function and offset.
@@ -89,7 +97,7 @@ func (obj *Object) newSiteIndex() *siteIndex {
 // .BTF.ext by its function symbol and its offset from the symbol, as
 // cilium/ebpf assigns records to instructions.
 func (obj *Object) walkProgram(prog *ebpf.ProgramSpec, visit func(index int, relo *btf.CORERelocation, r int32)) error {
-	ix := obj.index()
+	ix := obj.memo.index()
 	var (
 		fns   []int32 // the functions named by the last symbol
 		start asm.RawInstructionOffset

@@ -31,14 +31,14 @@ type relocated struct {
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
 // relocations, then COREFixup.Apply on each instruction. sites gives,
-// by instruction index, the relocation corereloc read from .BTF.ext for
+// by instruction index, the relocation obj (corereloc) read from .BTF.ext for
 // it, which says its kind, type and access (cilium/ebpf keeps them
 // unexported). typeIDs, if not nil, replaces the target_type_id IDs (see
 // Options.KernelTypeIDs). An error is what cilium/ebpf's loader would
 // fail with; refused says it is CORERelocate's, which depends on the
 // relocations and the targets only, not an instruction's. given, if not
 // nil, gives the fixups or that error (see Options.Fixups).
-func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
+func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*corereloc.Relocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
 	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
 	relos, at := ciliumcore.Relocations(r.insns)
 	if len(relos) == 0 {
@@ -63,11 +63,11 @@ func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local
 		ins := &r.insns[at[i]]
 		relo := sites[at[i]]
 		if err := f.Apply(ins); err != nil {
-			return relocated{}, false, fmt.Errorf("fixup for %s: %w", describe(relo, local), err)
+			return relocated{}, false, fmt.Errorf("fixup for %s: %w", obj.Describe(relo), err)
 		}
 		switch {
 		case isPoison(ins):
-			r.poison[at[i]] = describe(relo, local)
+			r.poison[at[i]] = obj.Describe(relo)
 		case relo.Kind == corereloc.TypeIDTarget:
 			if id, ok := typeIDs[at[i]]; ok {
 				ins.Constant = int64(id)

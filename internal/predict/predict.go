@@ -75,7 +75,7 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, r
 	if opts.Fixups != nil {
 		given = func() ([]btf.COREFixup, error) { return opts.Fixups(p.Program) }
 	}
-	r, refused, err := relocate(prog, at, coll.Types, targets, typeIDs, given)
+	r, refused, err := relocate(prog, relos, at, targets, typeIDs, given)
 	if err != nil {
 		var texts []string
 		for _, line := range strings.Split(err.Error(), "\n") {
