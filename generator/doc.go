@@ -6,7 +6,6 @@
 // Each object is checked against, and embedded for, only the kernels of the
 // architectures it pairs with (pair.go): bpf2go's bpf_x86_bpfel.o with
 // x86 kernels, a generic bpf_bpfel.o with every little-endian kernel.
-// EmbeddedObjects finds the objects a Go package embeds per GOARCH, and
 // Result.ForArch splits a run into what each GOARCH's binary embeds.
 //
 // Per kernel, in parallel (Args.Workers):
@@ -25,9 +24,9 @@
 //     gives against the full BTF. A difference is a bug in btfembed and
 //     fails the run.
 //
-// The results are sorted by kernel key and written through the runtime
-// package's encoder, which owns the payload format, then wrapped in Go
-// source by Emit. The same inputs give the same bytes whatever the number
+// The results are sorted by kernel key and written through
+// internal/payload's encoder, which owns the payload format; the command wraps
+// them in Go source (internal/emit). The same inputs give the same bytes whatever the number
 // of workers.
 //
 // With Args.CacheDir, a kernel whose files and objects were seen before
