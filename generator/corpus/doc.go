@@ -30,7 +30,7 @@
 // ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is
 // byte-identical to the .BTF section of the kernel. Kernels built without BTF
 // are imported from their DWARF (a debug vmlinux, a Debian -dbg package)
-// through [ImportDWARF], which runs pahole as the kernel's build would and
+// through [importDWARF], which runs pahole as the kernel's build would and
 // caches the result by the input's digest; readers of other containers
 // (RPM) call it too.
 //
