@@ -36,4 +36,23 @@
 // one shard of the corpus and Result.WritePart saves it; Merge joins the
 // parts into what one run gives (docs/sharding.md). Neither changes a
 // byte of the output.
+//
+// # API
+//
+// The command is a thin layer over this package, and a Go program that
+// generates as part of its own build calls the same: Generate runs the
+// pipeline on Args and returns a Result, whose Payload is what to embed
+// and whose Report (one KernelReport per kernel, with ModuleReport,
+// RelocationReport and ProgramReport rows, and the Skipped corpus
+// entries) says what happened; Report.WriteTable prints it as the
+// command does (TableOptions), WriteJSON writes it for machines, and
+// CheckLoadable fails with ErrUnloadable where programs are predicted not
+// to load (VerdictFails, VerdictUnknown, VerdictLoads are the verdicts'
+// words). Progress reports a run's progress to Args.Progress. A run fails
+// with ErrNoKernels when the corpus has none for the objects'
+// architectures, and with ErrVerify when the oracle rejects a result.
+// Sharding is part of the API because a CI matrix runs it: Args.Shard
+// selects a shard, Result.WritePart saves it, and Merge joins the Part
+// files (wrapping ErrPart for a damaged or mismatched one); the bytes of
+// a part are private to one btfembed build, the calls are not.
 package generator
