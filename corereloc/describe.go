@@ -13,8 +13,18 @@ import (
 // "type_size task_struct". The access path is walked in the object's own
 // BTF, where its indexes point; flavour suffixes (___old) are kept, since
 // they are what the source says. Where the BTF does not hold what the
-// path names, the raw access string stands in for the rest.
+// path names, the raw access string stands in for the rest. Each
+// relocation is described once and the text kept.
 func (o *Object) Describe(r *Relocation) string {
+	if d, ok := o.memo.described.Load(r); ok {
+		return d.(string)
+	}
+	d := o.describe(r)
+	o.memo.described.Store(r, d)
+	return d
+}
+
+func (o *Object) describe(r *Relocation) string {
 	name := r.TypeName
 	if name == "" {
 		name = "(anon)"

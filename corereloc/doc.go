@@ -38,4 +38,29 @@
 // is the judge: it runs cilium/ebpf's own btf.CORERelocate against both
 // BTFs and reports every difference; the tests let libbpf judge too
 // (internal/libbpftest).
+//
+// # API
+//
+// Whoever minimizes BTF for CO-RE objects in Go, as `btfembed min` and
+// the generator do, calls this package; everything exported serves that
+// pipeline or describes its results:
+//   - Load and LoadFromReader read objects into an Object: its Relocation
+//     records (Kind, local type, access string), the Site of each relocated
+//     instruction and the Function holding it. ProgramRelocations ties
+//     cilium/ebpf's instructions to them, and Describe names one for people.
+//   - NewTarget indexes a kernel's raw BTF, vmlinux or module split over
+//     it, as a Target.
+//   - Match resolves every relocation against targets into a Result: per
+//     site an Outcome with a Status (resolved, missing, ambiguous,
+//     failed), the candidate TypeRef it took, and which Sites (SiteRef)
+//     each target type served. ErrAmbiguous is what an ambiguous one
+//     wraps.
+//   - Minimize writes the BTF the Result needs.
+//   - Verify is the oracle: it compares cilium/ebpf's fixups against the
+//     full and the minimized BTF and reports each difference as a
+//     Mismatch. NewOracle builds the Oracle behind it for callers that
+//     verify many kernels with the same objects (the generator): it reads
+//     the objects' programs once, and its Answers are the fixups per
+//     object and program that the load prediction reuses instead of
+//     asking cilium/ebpf again.
 package corereloc

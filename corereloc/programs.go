@@ -27,61 +27,108 @@ type program struct {
 }
 
 // programs lists the programs of coll, obj as cilium/ebpf loads it, by
-// name. A relocated instruction is found in .BTF.ext by its function
-// symbol and its offset from the symbol, as cilium/ebpf assigns records
-// to instructions.
+// name.
 func (obj *Object) programs(coll *ebpf.CollectionSpec) ([]program, error) {
-	type siteKey struct {
-		fn  int32
-		off uint32
-	}
-	sites := make(map[siteKey]int32, len(obj.Sites))
-	for _, s := range obj.Sites {
-		sites[siteKey{s.Function, s.InsnOff}] = s.Relocation
-	}
-	byName := map[string][]int32{}
-	for f, fn := range obj.Functions {
-		byName[fn.Name] = append(byName[fn.Name], int32(f))
-	}
 	var out []program
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := program{name: name, spec: coll.Programs[name]}
-		var (
-			fns   []int32 // the functions named by the last symbol
-			start asm.RawInstructionOffset
-			sym   string
-		)
-		for it := p.spec.Instructions.Iterate(); it.Next(); {
-			if s := it.Ins.Symbol(); s != "" {
-				fns, start, sym = byName[s], it.Offset, s
-			}
-			relo := btf.CORERelocationMetadata(it.Ins)
-			if relo == nil {
-				continue
-			}
-			off := uint64(it.Offset-start) * asm.InstructionSize
-			r := int32(-1)
-			for _, f := range fns {
-				at := uint64(obj.Functions[f].off) + off
-				if at > 1<<32-1 {
-					continue
-				}
-				if got, ok := sites[siteKey{f, uint32(at)}]; ok {
-					if r >= 0 && got != r {
-						return nil, fmt.Errorf("%s: program %s: instruction %d: function %s is in several sections", obj.Path, name, it.Index, sym)
-					}
-					r = got
-				}
-			}
-			if r < 0 {
-				return nil, fmt.Errorf("%s: program %s: instruction %d (%s+%d): CO-RE relocation without a .BTF.ext record", obj.Path, name, it.Index, sym, off)
-			}
+		err := obj.walkProgram(p.spec, func(index int, relo *btf.CORERelocation, r int32) {
 			p.relos = append(p.relos, relo)
-			p.insns = append(p.insns, it.Index)
+			p.insns = append(p.insns, index)
 			p.which = append(p.which, r)
 			p.local = p.local || obj.Relocations[r].Kind == TypeIDLocal
+		})
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// ProgramRelocations ties each instruction of prog, one of obj's
+// programs as cilium/ebpf loads it (subprograms linked in), that carries
+// a CO-RE relocation to that relocation, by instruction index: its kind,
+// local type and access as Load read them from .BTF.ext. It is how a
+// caller walking cilium/ebpf's instructions learns what cilium/ebpf keeps
+// unexported, without parsing the String of a btf.CORERelocation. An
+// instruction that .BTF.ext does not account for is an error. The map is
+// made once per program and shared by every call: do not modify it.
+func (obj *Object) ProgramRelocations(prog *ebpf.ProgramSpec) (map[int]*Relocation, error) {
+	if m, ok := obj.memo.programs.Load(prog); ok {
+		return m.(map[int]*Relocation), nil
+	}
+	out := map[int]*Relocation{}
+	err := obj.walkProgram(prog, func(index int, _ *btf.CORERelocation, r int32) {
+		out[index] = &obj.Relocations[r]
+	})
+	if err != nil {
+		return nil, err
+	}
+	obj.memo.programs.Store(prog, out)
+	return out, nil
+}
+
+// siteIndex finds a relocation by function and offset.
+type siteIndex struct {
+	sites  map[siteKey]int32  // Object.Relocations index
+	byName map[string][]int32 // Object.Functions indices
+}
+
+type siteKey struct {
+	fn  int32
+	off uint32
+}
+
+func (obj *Object) newSiteIndex() *siteIndex {
+	ix := &siteIndex{sites: make(map[siteKey]int32, len(obj.Sites)), byName: map[string][]int32{}}
+	for _, s := range obj.Sites {
+		ix.sites[siteKey{s.Function, s.InsnOff}] = s.Relocation
+	}
+	for f, fn := range obj.Functions {
+		ix.byName[fn.Name] = append(ix.byName[fn.Name], int32(f))
+	}
+	return ix
+}
+
+// walkProgram calls visit for each relocated instruction of prog, in
+// order, with its index, cilium/ebpf's relocation and the index of
+// .BTF.ext's in obj.Relocations. A relocated instruction is found in
+// .BTF.ext by its function symbol and its offset from the symbol, as
+// cilium/ebpf assigns records to instructions.
+func (obj *Object) walkProgram(prog *ebpf.ProgramSpec, visit func(index int, relo *btf.CORERelocation, r int32)) error {
+	ix := obj.memo.index()
+	var (
+		fns   []int32 // the functions named by the last symbol
+		start asm.RawInstructionOffset
+		sym   string
+	)
+	for it := prog.Instructions.Iterate(); it.Next(); {
+		if s := it.Ins.Symbol(); s != "" {
+			fns, start, sym = ix.byName[s], it.Offset, s
+		}
+		relo := btf.CORERelocationMetadata(it.Ins)
+		if relo == nil {
+			continue
+		}
+		off := uint64(it.Offset-start) * asm.InstructionSize
+		r := int32(-1)
+		for _, f := range fns {
+			at := uint64(obj.Functions[f].off) + off
+			if at > 1<<32-1 {
+				continue
+			}
+			if got, ok := ix.sites[siteKey{f, uint32(at)}]; ok {
+				if r >= 0 && got != r {
+					return fmt.Errorf("%s: program %s: instruction %d: function %s is in several sections", obj.Path, prog.Name, it.Index, sym)
+				}
+				r = got
+			}
+		}
+		if r < 0 {
+			return fmt.Errorf("%s: program %s: instruction %d (%s+%d): CO-RE relocation without a .BTF.ext record", obj.Path, prog.Name, it.Index, sym, off)
+		}
+		visit(it.Index, relo, r)
+	}
+	return nil
 }

@@ -25,4 +25,12 @@
 //
 // The kernel documents .BTF.base in Documentation/bpf/btf.rst, section 4.4
 // (https://docs.kernel.org/bpf/btf.html#btf-base-section).
+//
+// # API
+//
+// The generator and `btfembed distill` and `relocate` call it; an agent
+// does not (its runtime relocates through internal code). NewBase parses
+// a vmlinux once for several Relocate calls. ErrNotSplit is what Distill
+// returns for BTF that is not split BTF. Each type Relocate cannot map is
+// an Unmapped in the UnmappedError.
 package distill

@@ -6,7 +6,6 @@
 // Each object is checked against, and embedded for, only the kernels of the
 // architectures it pairs with (pair.go): bpf2go's bpf_x86_bpfel.o with
 // x86 kernels, a generic bpf_bpfel.o with every little-endian kernel.
-// EmbeddedObjects finds the objects a Go package embeds per GOARCH, and
 // Result.ForArch splits a run into what each GOARCH's binary embeds.
 //
 // Per kernel, in parallel (Args.Workers):
@@ -25,9 +24,9 @@
 //     gives against the full BTF. A difference is a bug in btfembed and
 //     fails the run.
 //
-// The results are sorted by kernel key and written through the runtime
-// package's encoder, which owns the payload format, then wrapped in Go
-// source by Emit. The same inputs give the same bytes whatever the number
+// The results are sorted by kernel key and written through
+// internal/payload's encoder, which owns the payload format; the command wraps
+// them in Go source (internal/emit). The same inputs give the same bytes whatever the number
 // of workers.
 //
 // With Args.CacheDir, a kernel whose files and objects were seen before
@@ -37,4 +36,23 @@
 // one shard of the corpus and Result.WritePart saves it; Merge joins the
 // parts into what one run gives (docs/sharding.md). Neither changes a
 // byte of the output.
+//
+// # API
+//
+// The command is a thin layer over this package, and a Go program that
+// generates as part of its own build calls the same: Generate runs the
+// pipeline on Args and returns a Result, whose Payload is what to embed
+// and whose Report (one KernelReport per kernel, with ModuleReport,
+// RelocationReport and ProgramReport rows, and the Skipped corpus
+// entries) says what happened; Report.WriteTable prints it as the
+// command does (TableOptions), WriteJSON writes it for machines, and
+// CheckLoadable fails with ErrUnloadable where programs are predicted not
+// to load (VerdictFails, VerdictUnknown, VerdictLoads are the verdicts'
+// words). Progress reports a run's progress to Args.Progress. A run fails
+// with ErrNoKernels when the corpus has none for the objects'
+// architectures, and with ErrVerify when the oracle rejects a result.
+// Sharding is part of the API because a CI matrix runs it: Args.Shard
+// selects a shard, Result.WritePart saves it, and Merge joins the Part
+// files (wrapping ErrPart for a damaged or mismatched one); the bytes of
+// a part are private to one btfembed build, the calls are not.
 package generator

@@ -61,8 +61,9 @@ type Args struct {
 	// $BTFEMBED_CACHE_VERIFY.
 	CacheVerify bool
 	// Shard and Shards process only the kernels of one shard out of
-	// Shards (corpus.ShardOf); Result.WritePart writes what Merge joins.
-	// Shards 0 processes the whole corpus.
+	// Shards (by a hash of each kernel's key, so adding kernels moves no
+	// other); Result.WritePart writes what Merge joins. Shards 0
+	// processes the whole corpus.
 	Shard, Shards int
 }
 

@@ -1,18 +1,16 @@
 package generator
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/cmd/bpf2go/gen"
 
+	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -80,7 +78,7 @@ func (p pairing) String() string {
 // pairObject decides the kernels an object pairs with, from its ELF
 // header and its bpf2go file name.
 func pairObject(path string, header []byte) (pairing, error) {
-	order, err := bpfByteOrder(path, header)
+	order, err := bpfobj.ByteOrder(path, header)
 	if err != nil {
 		return pairing{}, err
 	}
@@ -127,27 +125,6 @@ func pairObject(path string, header []byte) (pairing, error) {
 	return p, nil
 }
 
-// bpfByteOrder checks that an ELF header is a BPF object's and returns its
-// byte order.
-func bpfByteOrder(path string, header []byte) (binary.ByteOrder, error) {
-	if len(header) < 20 || string(header[:4]) != elf.ELFMAG {
-		return nil, fmt.Errorf("%s: not an ELF file", path)
-	}
-	var order binary.ByteOrder
-	switch elf.Data(header[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		order = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		order = binary.BigEndian
-	default:
-		return nil, fmt.Errorf("%s: ELF data encoding %d", path, header[elf.EI_DATA])
-	}
-	if m := elf.Machine(order.Uint16(header[18:])); m != elf.EM_BPF {
-		return nil, fmt.Errorf("%s: ELF machine %s, want %s", path, m, elf.EM_BPF)
-	}
-	return order, nil
-}
-
 // archesFor lists the kernel architectures that at least one of the
 // pairings accepts, in the kernelkey.NormalizeArch spelling.
 func archesFor(pairings []pairing) []string {
@@ -167,7 +144,7 @@ func archesFor(pairings []pairing) []string {
 func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) {
 	pairings := make([]pairing, len(o.names))
 	for i, name := range o.names {
-		header, err := readELFHeader(name)
+		header, err := bpfobj.ReadHeader(name)
 		if err != nil {
 			return nil, err
 		}
@@ -210,20 +187,6 @@ func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) 
 		byArch[a] = shared[id]
 	}
 	return byArch, nil
-}
-
-// readELFHeader reads the part of an ELF header that pairObject looks at.
-func readELFHeader(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	header := make([]byte, 20)
-	if _, err := io.ReadFull(f, header); err != nil {
-		return nil, fmt.Errorf("%s: ELF header: %w", path, err)
-	}
-	return header, nil
 }
 
 // kernelArches lists the architectures to read kernels of: those some

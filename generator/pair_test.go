@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -14,14 +15,14 @@ import (
 func TestPairObject(t *testing.T) {
 	header := func(t *testing.T, name string) []byte {
 		t.Helper()
-		h, err := readELFHeader(filepath.Join(kerneltest.Dir(), "objects", name))
+		h, err := bpfobj.ReadHeader(filepath.Join(kerneltest.Dir(), "objects", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return h
 	}
 	el, eb := header(t, "fields-el.o"), header(t, "fields-eb.o")
-	notBPF, err := readELFHeader("/proc/self/exe")
+	notBPF, err := bpfobj.ReadHeader("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}

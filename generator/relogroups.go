@@ -3,7 +3,6 @@ package generator
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -43,11 +42,6 @@ type relocationSet struct {
 	// target_type_id relocation: its cilium/ebpf group and access.
 	typeID []map[string]map[int]string
 }
-
-// reloFields parses cilium/ebpf's CORERelocation.String (btf/ext_info.go
-// in v0.22.0), its only exported view of kind, access and local type ID:
-// "CORERelocation(byte_off, Struct:"task_struct"[0:211], local_id=5)".
-var reloFields = regexp.MustCompile(`^CORERelocation\(([a-z0-9_]+), .*\[([0-9:]*)\], local_id=([0-9]+)\)$`)
 
 // newRelocationSet describes the relocations of o.
 func newRelocationSet(o *objects) (*relocationSet, error) {
@@ -125,25 +119,18 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 		// cilium/ebpf's groups: program and local type.
 		s.typeID[i], s.groups[i], s.program[i] = map[string]map[int]string{}, map[string][]string{}, map[string]string{}
 		for name, prog := range o.colls[i].Programs {
+			at, err := obj.ProgramRelocations(prog)
+			if err != nil {
+				return nil, err
+			}
 			type relo struct {
-				insn         int
-				kind, access string
+				insn int
+				*corereloc.Relocation
 			}
 			byType := map[btf.TypeID][]relo{}
-			for k := range prog.Instructions {
-				cr := btf.CORERelocationMetadata(&prog.Instructions[k])
-				if cr == nil {
-					continue
-				}
-				m := reloFields.FindStringSubmatch(cr.String())
-				if m == nil {
-					return nil, fmt.Errorf("%s: program %s: unexpected relocation %s", o.names[i], name, cr)
-				}
-				var id btf.TypeID
-				if _, err := fmt.Sscan(m[3], &id); err != nil {
-					return nil, fmt.Errorf("%s: program %s: relocation %s: %w", o.names[i], name, cr, err)
-				}
-				byType[id] = append(byType[id], relo{k, m[1], m[2]})
+			for _, k := range slices.Sorted(maps.Keys(at)) {
+				r := at[k]
+				byType[r.TypeID] = append(byType[r.TypeID], relo{k, r})
 			}
 			order := "native"
 			if prog.ByteOrder != nil {
@@ -157,19 +144,19 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 				}
 				var m []string
 				for _, r := range rs {
-					m = append(m, r.access+"\x00"+r.kind)
+					m = append(m, r.Access+"\x00"+r.Kind.String())
 				}
 				d := groupDigest("cilium", order, sh, m, true)
 				all[d] = true
 				s.groups[i][name] = append(s.groups[i][name], d)
 				for _, r := range rs {
-					if r.kind != "target_type_id" {
+					if r.Kind != corereloc.TypeIDTarget {
 						continue
 					}
 					if s.typeID[i][name] == nil {
 						s.typeID[i][name] = map[int]string{}
 					}
-					s.typeID[i][name][r.insn] = d + "\x00" + r.access
+					s.typeID[i][name][r.insn] = d + "\x00" + r.Access
 				}
 			}
 			s.program[i][name] = groupDigest("program", order, "", s.groups[i][name], false)

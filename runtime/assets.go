@@ -140,7 +140,7 @@ func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, erro
 	}
 	sel := &Selection{
 		Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw,
-		Predicted: a.p.Predicted(), Predictions: preds, objects: objects,
+		Predicted: true, Predictions: preds, objects: objects,
 	}
 	if len(e.modSpecs) > 0 {
 		sel.Modules = maps.Clone(e.modSpecs)

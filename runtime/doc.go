@@ -84,10 +84,11 @@
 //
 // The payload format is defined once, with its design, in the module's
 // internal/payload package, which both the generator's encoder and this
-// package use. An agent links only its decoder: no zstd encoder. Blobs are
+// package use. An agent links only its decoder, the standard library's
+// compress/flate, which cilium/ebpf's debug/elf links anyway. Blobs are
 // stored once by content, BTF goes through a reversible column transform
-// that makes similar kernels' BTF alike, and blobs of one role share zstd
-// dictionaries, so structure common to many kernels is stored once while
+// that makes similar kernels' BTF alike, and blobs of one role share
+// DEFLATE preset dictionaries, so structure common to many kernels is stored once while
 // an entry decompresses on its own: at most two dictionaries, then at most
 // one frame.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -95,10 +96,11 @@ func TestPrune(t *testing.T) {
 	}
 }
 
-// TestPruneNotPredicted: a payload of the format before verdicts predicts
-// nothing, and Prune leaves the collection as it is.
+// TestPruneNotPredicted: a selection of the kernel's own BTF predicts
+// nothing, even for a release whose embedded entry fails count_exec, and
+// Prune leaves the collection as it is.
 func TestPruneNotPredicted(t *testing.T) {
-	b, err := os.ReadFile("../internal/payload/testdata/v2-execsnoop-amd64.btfembed")
+	b, err := os.ReadFile(execsnoopPayload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +108,26 @@ func TestPruneNotPredicted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := assets.Lookup(btfruntime.Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian", Version: "12"})
+	const release = "6.1.0-47-amd64"
+	vmlinux, err := os.ReadFile("../testdata/minbtf/debian/12/x86_64/" + release + ".btf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "sys/kernel/btf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys/kernel/btf/vmlinux"), vmlinux, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := assets.Select(&btfruntime.SelectOptions{HostRoot: root, Arch: "x86_64", Release: release})
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := execsnoopSpec(t)
 	removed, err := sel.Prune(spec, nil)
-	if sel.Predicted || len(sel.Predictions) != 0 || removed != nil || err != nil || len(spec.Programs) != 2 {
-		t.Fatalf("predicted %v %v, removed %v, %v, %d programs left", sel.Predicted, sel.Predictions, removed, err, len(spec.Programs))
+	if sel.Source != btfruntime.SourceKernel || sel.Predicted || len(sel.Predictions) != 0 || removed != nil || err != nil || len(spec.Programs) != 2 {
+		t.Fatalf("source %s, predicted %v %v, removed %v, %v, %d programs left", sel.Source, sel.Predicted, sel.Predictions, removed, err, len(spec.Programs))
 	}
 }
 

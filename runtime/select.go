@@ -90,8 +90,7 @@ type Selection struct {
 	// Predicted says whether Predictions is btfembed's load prediction
 	// for this kernel. It is true for SourceEmbedded. It is false for
 	// SourceKernel: the generator analysed the corpus's kernels, not this
-	// exact build, and the runtime does not guess from a nearby release;
-	// and for a payload written before btfembed embedded verdicts.
+	// exact build, and the runtime does not guess from a nearby release.
 	Predicted bool
 	// Predictions are the programs predicted not to load on this kernel
 	// (VerdictFails) or that may not (VerdictUnknown), sorted by object

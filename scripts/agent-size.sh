@@ -12,7 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export GOOS=linux GOARCH=${GOARCH:-amd64} CGO_ENABLED=0
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap "${KEEP:+echo kept $work; :} rm -rf $work" EXIT
 ebpfv=$(cd "$root" && go list -m -f '{{.Version}}' github.com/cilium/ebpf)
 mkdir -p "$work/with" "$work/without"
 cat >"$work/go.mod" <<MOD

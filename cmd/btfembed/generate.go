@@ -18,6 +18,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/emit"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
@@ -244,7 +245,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	var perGOARCH []string
 	if len(objs) == 0 {
 		// The package is the working directory, as go generate sets it.
-		byGOARCH, err := generator.EmbeddedObjects(ctx, ".")
+		byGOARCH, err := emit.EmbeddedObjects(ctx, ".")
 		if err != nil {
 			return err
 		}

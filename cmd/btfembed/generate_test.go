@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/emit"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
@@ -29,7 +29,7 @@ func TestGenerateBare(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	stale := "// " + generator.GeneratedHeader + "\n\npackage main\n"
+	stale := "// " + emit.GeneratedHeader + "\n\npackage main\n"
 	for name, content := range map[string]string{
 		"kernelbtf.go":               stale, // the explicit mode's output
 		"kernelbtf.btfembed":         "old",
@@ -129,7 +129,7 @@ func TestGenerateBare(t *testing.T) {
 func TestGenerateNothingEmbedded(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(&stdout, &stderr, []string{"-pkg", "main", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-output", t.TempDir()})
-	if !errors.Is(err, generator.ErrNoEmbeddedObjects) {
+	if !errors.Is(err, emit.ErrNoEmbeddedObjects) {
 		t.Fatalf("error %v, want ErrNoEmbeddedObjects", err)
 	}
 }

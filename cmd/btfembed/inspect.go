@@ -79,12 +79,8 @@ func inspectPayload(w io.Writer, path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	verdicts := "no load verdicts (a payload written before btfembed embedded them)"
-	if p.Predicted() {
-		stored, _ := p.VerdictsSize()
-		verdicts = fmt.Sprintf("load verdicts in %d bytes", stored)
-	}
-	fmt.Fprintf(w, "%s: btfembed payload, %d bytes, %s\n", path, len(data), verdicts)
+	stored, _ := p.VerdictsSize()
+	fmt.Fprintf(w, "%s: btfembed payload, %d bytes, load verdicts in %d bytes\n", path, len(data), stored)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tTYPES\tMODULES\tNOT LOADING")
 	keys, err := assets.Kernels()

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/emit"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -269,7 +269,7 @@ func TestGenerateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(src), "// "+generator.GeneratedHeader) || !strings.Contains(string(src), "package agent") {
+	if !strings.HasPrefix(string(src), "// "+emit.GeneratedHeader) || !strings.Contains(string(src), "package agent") {
 		t.Fatalf("generated source:\n%s", src)
 	}
 	if strings.Contains(string(src), out) {

@@ -11,8 +11,7 @@ import (
 // this many workers, unless $GOMEMLIMIT sets one: 40 MiB for the run
 // itself plus 56 MiB for each kernel in flight (its raw BTF, the lazy
 // index over it and cilium/ebpf's load of it for the oracle, with the types relocations reach decoded). Most of
-// what a run allocates is garbage soon (a decoded kernel, the payload
-// encoder's tables), and with the default GOGC the heap may grow to twice
+// what a run allocates is garbage soon (a decoded kernel), and with the default GOGC the heap may grow to twice
 // what is live, which made peak memory grow with the number of kernels;
 // the limit makes the collector run before that. It is soft: a run that
 // needs more gets it, at the cost of more collections.

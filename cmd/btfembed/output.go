@@ -10,6 +10,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/emit"
 )
 
 // outputs collects what a generate run writes, so that all of it is
@@ -33,7 +34,7 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 	}
 	o.payloadBytes += len(data)
 	var src bytes.Buffer
-	err = generator.Emit(&src, generator.EmitArgs{
+	err = emit.Emit(&src, emit.Args{
 		Package:     o.pkg,
 		Ident:       o.ident,
 		GOARCHes:    goarches,
@@ -98,5 +99,5 @@ func generatedByUs(name string) bool {
 	}
 	defer f.Close()
 	line, _ := bufio.NewReader(f).ReadString('\n')
-	return strings.TrimSpace(line) == "// "+generator.GeneratedHeader
+	return strings.TrimSpace(line) == "// "+emit.GeneratedHeader
 }

@@ -19,7 +19,7 @@ var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
-// minimized BTF for 3 kernels (x86_64: 3) in 3 distinct blobs, 634 bytes,
+// minimized BTF for 3 kernels (x86_64: 3) in 3 distinct blobs, 607 bytes,
 // for the CO-RE relocations of bpf_x86_bpfel.o.
 //
 // At start-up, pass the result of its CollectionOptions method to

@@ -19,7 +19,7 @@ var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:
-// minimized BTF for 1 kernel (arm64: 1) in 1 distinct blob, 528 bytes,
+// minimized BTF for 1 kernel (arm64: 1) in 1 distinct blob, 499 bytes,
 // for the CO-RE relocations of bpf_arm64_bpfel.o.
 //
 // At start-up, pass the result of its CollectionOptions method to

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/internal/emit"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
@@ -38,7 +39,7 @@ func TestExecsnoopEmbedded(t *testing.T) {
 	}
 	// The objects bpf2go made for this GOARCH, found as the go:generate
 	// mode finds them.
-	embedded, err := generator.EmbeddedObjects(context.Background(), ".")
+	embedded, err := emit.EmbeddedObjects(context.Background(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

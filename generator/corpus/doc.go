@@ -30,11 +30,28 @@
 // ELF vmlinux files, raw BTF and /sys/kernel/btf/vmlinux. The BTF it writes is
 // byte-identical to the .BTF section of the kernel. Kernels built without BTF
 // are imported from their DWARF (a debug vmlinux, a Debian -dbg package)
-// through [ImportDWARF], which runs pahole as the kernel's build would and
+// through [importDWARF], which runs pahole as the kernel's build would and
 // caches the result by the input's digest; readers of other containers
 // (RPM) call it too.
 //
 // Finding BTF inside files (decompression, kernel images, ELF, packages)
 // is internal/extract; raw BTF is validated with internal/rawbtf; this
 // package never decodes types.
+//
+// # API
+//
+// The generator and `btfembed corpus` call it, and so can tools that
+// prepare a corpus: Read with Options streams Kernel values (each with
+// its vmlinux File and Module files); ReadBTF reads one file; List
+// summarizes a corpus without decoding it (an Entry per kernel, whose
+// Summary `btfembed corpus ls` prints; Entry.Read reads it in full);
+// Import with ImportOptions imports packages and images into an
+// ImportResult of Imported kernels; KernelPath and ModulesPath say where
+// a kernel and its modules go in the layout, for tools that write one
+// themselves. The errors let callers tell failures apart: ErrNoBTF (the
+// file holds none), ErrUnknownFormat (not a form this package reads),
+// ErrNoBase (split BTF without its base), ErrIncompleteKey (the path or
+// flags do not give the kernel's distro, version, arch and release),
+// ErrTooLarge and ErrMemoryBudget (the limits for untrusted input),
+// and KernelError (one kernel of a stream could not be read).
 package corpus

@@ -16,9 +16,9 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// DWARFInput is a kernel whose BTF pahole makes from DWARF: its files
+// dwarfInput is a kernel whose BTF pahole makes from DWARF: its files
 // already on disk, streamed there by the reader of its container.
-type DWARFInput struct {
+type dwarfInput struct {
 	// Member is the vmlinux's path inside the source ("" when the source
 	// is the vmlinux itself); the kernel's Path is source:member.
 	Member string
@@ -26,7 +26,7 @@ type DWARFInput struct {
 	VMLinux string
 	// Modules are modules with DWARF, each made into split BTF over the
 	// vmlinux's BTF, as the kernel's build does with pahole --btf_base.
-	Modules []DWARFModule
+	Modules []dwarfModule
 	// Key is what the container and the source's path tell (a package's
 	// release and distribution). The vmlinux's ELF machine and banner
 	// fill the parts it leaves empty; ImportOptions.Key overrides all.
@@ -36,14 +36,14 @@ type DWARFInput struct {
 	Fallback kernelkey.Key
 }
 
-// DWARFModule is one module file of a DWARFInput.
-type DWARFModule struct {
+// dwarfModule is one module file of a dwarfInput.
+type dwarfModule struct {
 	Name   string // module name ("nf_conntrack")
 	Member string // path inside the source, for Module.Path and errors
 	File   string // the ELF file with DWARF
 }
 
-// ImportDWARF makes a kernel from DWARF with pahole (package
+// importDWARF makes a kernel from DWARF with pahole (package
 // internal/pahole: the flags the kernel's own build uses, a memory budget
 // bounding concurrent runs). It is the import of a DWARF vmlinux, a
 // Debian -dbg package and a kernel-debuginfo RPM.
@@ -54,7 +54,7 @@ type DWARFModule struct {
 // and a hit returns it without calling read or running pahole. On a miss
 // read is called with a new private temporary directory to stream the
 // DWARF files into (never into memory: a debug vmlinux is hundreds of
-// MB); the directory is removed when ImportDWARF returns, and on
+// MB); the directory is removed when importDWARF returns, and on
 // SIGINT/SIGTERM by atomicfile.RemoveTemps. A cache that cannot be read or
 // written only warns (ImportOptions.Warn).
 //
@@ -63,7 +63,7 @@ type DWARFModule struct {
 // pahole made no types, and ErrIncompleteKey when nothing tells the
 // release or architecture; a missing or too old pahole wraps
 // pahole.ErrNotFound or pahole.ErrTooOld and says what to install.
-func ImportDWARF(ctx context.Context, source string, read func(dir string) (*DWARFInput, error), opts *ImportOptions) (*Kernel, []error, error) {
+func importDWARF(ctx context.Context, source string, read func(dir string) (*dwarfInput, error), opts *ImportOptions) (*Kernel, []error, error) {
 	tool, err := pahole.Find(ctx)
 	if err != nil {
 		return nil, nil, &KernelError{Path: source, Err: err}
@@ -100,7 +100,7 @@ func memberPath(source, member string) string {
 
 // kernelFromDWARF runs pahole on a vmlinux and its modules; dir is a
 // private temporary directory.
-func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *DWARFInput, dir string, opts *ImportOptions) (*Kernel, []error, error) {
+func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *dwarfInput, dir string, opts *ImportOptions) (*Kernel, []error, error) {
 	path := memberPath(source, in.Member)
 	fail := func(err error) (*Kernel, []error, error) { return nil, nil, &KernelError{Path: path, Err: err} }
 	key, err := dwarfKey(in, opts)
@@ -127,7 +127,7 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	}
 	defer os.Remove(baseFile)
 	mods := slices.Clone(in.Modules)
-	slices.SortFunc(mods, func(a, b DWARFModule) int { return strings.Compare(a.Member, b.Member) })
+	slices.SortFunc(mods, func(a, b dwarfModule) int { return strings.Compare(a.Member, b.Member) })
 	btfs := make([][]byte, len(mods))
 	errs := make([]error, len(mods))
 	sem := make(chan struct{}, opts.workers())
@@ -171,7 +171,7 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 // dwarfKey completes a DWARF input's key from its vmlinux: the ELF
 // machine (EM_386 is i386, as BTFHub names it) and the banner's release
 // and distribution; the options' key overrides.
-func dwarfKey(in *DWARFInput, opts *ImportOptions) (kernelkey.Key, error) {
+func dwarfKey(in *dwarfInput, opts *ImportOptions) (kernelkey.Key, error) {
 	f, err := os.Open(in.VMLinux)
 	if err != nil {
 		return kernelkey.Key{}, err

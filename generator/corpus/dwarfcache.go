@@ -12,11 +12,11 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// dwarfCacheVersion changes when what ImportDWARF makes from the same
+// dwarfCacheVersion changes when what importDWARF makes from the same
 // input and pahole changes (the flag table, the entry's layout).
 const dwarfCacheVersion = "dwarf kernel 1"
 
-// dwarfCache is the cache entry of one ImportDWARF source. Its zero value
+// dwarfCache is the cache entry of one importDWARF source. Its zero value
 // (no cache, or a cache that could not be opened) misses and stores
 // nothing.
 type dwarfCache struct {
@@ -121,7 +121,7 @@ func (dc dwarfCache) decode(data []byte) (*Kernel, []error, error) {
 	return k, skipped, nil
 }
 
-// put stores a kernel ImportDWARF made.
+// put stores a kernel importDWARF made.
 func (dc dwarfCache) put(k *Kernel, skipped []error) {
 	if dc.c == nil {
 		return

@@ -51,9 +51,9 @@ func ReadBTF(path string) (*File, error) {
 	return f, nil
 }
 
-// ReadBTFFromReader is ReadBTF for contents read from r, such as a member
+// readBTFFromReader is ReadBTF for contents read from r, such as a member
 // of an archive; Key holds only what the contents tell.
-func ReadBTFFromReader(r io.Reader) (*File, error) {
+func readBTFFromReader(r io.Reader) (*File, error) {
 	data, err := extract.ReadAllLimit(r, extract.MaxImage)
 	if err != nil {
 		return nil, err

@@ -210,7 +210,7 @@ func TestReadBTFFromReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadBTFFromReader(bytes.NewReader(data))
+	got, err := readBTFFromReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestImportPathEscape(t *testing.T) {
 	}
 }
 
-// TestWriteKernelRefusesEscape checks WriteKernel's own guard, for callers
+// TestWriteKernelRefusesEscape checks writeKernel's own guard, for callers
 // that build a Kernel themselves.
 func TestWriteKernelRefusesEscape(t *testing.T) {
 	for _, k := range []*Kernel{
@@ -181,11 +181,11 @@ func TestWriteKernelRefusesEscape(t *testing.T) {
 	} {
 		parent := t.TempDir()
 		k.VMLinux = extracttest.SmallBTF(t)
-		if _, err := WriteKernel(filepath.Join(parent, "out"), k); !errors.Is(err, pathelem.ErrUnsafe) {
-			t.Errorf("WriteKernel(%v): %v, want an error wrapping pathelem.ErrUnsafe", k.Key, err)
+		if _, err := writeKernel(filepath.Join(parent, "out"), k); !errors.Is(err, pathelem.ErrUnsafe) {
+			t.Errorf("writeKernel(%v): %v, want an error wrapping pathelem.ErrUnsafe", k.Key, err)
 		}
 		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
-			t.Errorf("WriteKernel(%v) wrote %v", k.Key, entries)
+			t.Errorf("writeKernel(%v) wrote %v", k.Key, entries)
 		}
 	}
 }

@@ -78,7 +78,7 @@ type ImportResult struct {
 const sysVMLinux = "/sys/kernel/btf/vmlinux"
 
 // Import reads kernels from the inputs and writes them into the corpus
-// rooted at dir (see WriteKernel). An input is a kernel package (.deb), a
+// rooted at dir (see writeKernel). An input is a kernel package (.deb), a
 // kernel image (bzImage, Image, Image.gz, EFI zboot), an ELF vmlinux, raw or
 // compressed BTF, a BTFHub archive file, /sys/kernel/btf/vmlinux, or a
 // directory, imported as a corpus (see Read). Each input is read once;
@@ -115,7 +115,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 		}
 		if err == nil {
 			var file string
-			if file, err = WriteKernel(dir, k); err != nil {
+			if file, err = writeKernel(dir, k); err != nil {
 				fail(err)
 				return
 			}
@@ -210,7 +210,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	br := bufio.NewReaderSize(f, 1<<16)
 	if magic, _ := br.Peek(len(extract.ArMagic)); string(magic) == extract.ArMagic {
 		if c, err := extract.ReadDebControl(br); err == nil && extract.IsDebugPackage(c) {
-			emitDWARF(ctx, in, emit, opts, func(dir string) (*DWARFInput, error) {
+			emitDWARF(ctx, in, emit, opts, func(dir string) (*dwarfInput, error) {
 				return readDebugDeb(in, dir, opts)
 			})
 			return
@@ -229,7 +229,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		}
 		return
 	}
-	file, err := ReadBTFFromReader(br)
+	file, err := readBTFFromReader(br)
 	if err == nil {
 		_, err = extract.ParseBTF(file.BTF, nil)
 	}

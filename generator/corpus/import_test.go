@@ -255,7 +255,7 @@ func TestWriteKernel(t *testing.T) {
 		Modules: []Module{{Name: "a", BTF: extracttest.SplitBTF(t)}, {Name: "nf_conntrack", BTF: extracttest.SplitBTF(t)}},
 	}
 	out := t.TempDir()
-	if _, err := WriteKernel(out, k); err != nil {
+	if _, err := writeKernel(out, k); err != nil {
 		t.Fatal(err)
 	}
 	back := readBack(t, out)[k.Key]
@@ -271,7 +271,7 @@ func TestWriteKernel(t *testing.T) {
 	// A second write with fewer modules replaces the modules directory whole.
 	fewer := *k
 	fewer.Modules = k.Modules[:1]
-	if _, err := WriteKernel(out, &fewer); err != nil {
+	if _, err := writeKernel(out, &fewer); err != nil {
 		t.Fatal(err)
 	}
 	if back := readBack(t, out)[k.Key]; len(back.Modules) != 1 {
@@ -281,7 +281,7 @@ func TestWriteKernel(t *testing.T) {
 
 	// Output depends on the kernel alone.
 	again := t.TempDir()
-	if _, err := WriteKernel(again, k); err != nil {
+	if _, err := writeKernel(again, k); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{KernelPath("", k.Key), filepath.Join(ModulesPath("", k.Key), "a.btf.zst")} {
@@ -292,7 +292,7 @@ func TestWriteKernel(t *testing.T) {
 		}
 	}
 
-	if _, err := WriteKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
+	if _, err := writeKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
 	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// emitDWARF imports one kernel through ImportDWARF and hands it, and the
+// emitDWARF imports one kernel through importDWARF and hands it, and the
 // modules it skipped, to emit.
-func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *ImportOptions, read func(dir string) (*DWARFInput, error)) {
-	k, skipped, err := ImportDWARF(ctx, in, read, opts)
+func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *ImportOptions, read func(dir string) (*dwarfInput, error)) {
+	k, skipped, err := importDWARF(ctx, in, read, opts)
 	for _, e := range skipped {
 		emit(nil, e)
 	}
@@ -28,7 +28,7 @@ func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *
 
 // readDebugDeb streams a Debian debug package's vmlinux and modules into
 // dir.
-func readDebugDeb(in, dir string, opts *ImportOptions) (*DWARFInput, error) {
+func readDebugDeb(in, dir string, opts *ImportOptions) (*dwarfInput, error) {
 	f, err := os.Open(in)
 	if err != nil {
 		return nil, err
@@ -49,11 +49,11 @@ func readDebugDeb(in, dir string, opts *ImportOptions) (*DWARFInput, error) {
 	return dv, nil
 }
 
-// dwarfPackage makes the DWARFInput of a debug package's files streamed
+// dwarfPackage makes the dwarfInput of a debug package's files streamed
 // to disk: its one vmlinux (several must be of one release), keyed by
 // key, with the modules of that release; modules of another release are
 // warned about (ImportOptions.Warn).
-func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) kernelkey.Key, opts *ImportOptions) (*DWARFInput, error) {
+func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) kernelkey.Key, opts *ImportOptions) (*dwarfInput, error) {
 	if len(vmlinux) == 0 {
 		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", ErrNoBTF)
 	}
@@ -63,14 +63,14 @@ func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(rele
 			return nil, fmt.Errorf("debug package with vmlinux of two releases, %s and %s", v.Release, o.Release)
 		}
 	}
-	dv := &DWARFInput{Member: v.Path, VMLinux: v.File, Key: key(v.Release)}
+	dv := &dwarfInput{Member: v.Path, VMLinux: v.File, Key: key(v.Release)}
 	var other []string
 	for _, m := range modules {
 		if m.Release != v.Release {
 			other = append(other, m.Path)
 			continue
 		}
-		dv.Modules = append(dv.Modules, DWARFModule{Name: m.Name, Member: m.Path, File: m.File})
+		dv.Modules = append(dv.Modules, dwarfModule{Name: m.Name, Member: m.Path, File: m.File})
 	}
 	if len(other) > 0 {
 		opts.warn(&KernelError{Path: in, Err: fmt.Errorf("%w: %d modules of another release than vmlinux %s, such as %s", ErrNoBase, len(other), v.Release, other[0])})
@@ -78,12 +78,12 @@ func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(rele
 	return dv, nil
 }
 
-// errNotDWARF ends ImportDWARF's read for a compressed ELF that has .BTF
+// errNotDWARF ends importDWARF's read for a compressed ELF that has .BTF
 // or no DWARF: the caller reads it as before.
 var errNotDWARF = errors.New("not a DWARF vmlinux")
 
 // importELFDWARF imports an ELF vmlinux that has DWARF and no .BTF,
-// plain or compressed, through ImportDWARF; it reports false for any other
+// plain or compressed, through importDWARF; it reports false for any other
 // input, which the caller reads again from the start. A compressed input
 // is looked up in the cache first, and only on a miss streamed into a
 // temporary file to look inside.
@@ -107,8 +107,8 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 		if err != nil || e.HasBTF || !e.HasDWARF {
 			return false, nil // read as before, which reports the problem
 		}
-		emitDWARF(ctx, in, emit, opts, func(string) (*DWARFInput, error) {
-			return &DWARFInput{VMLinux: in, Key: pathKey}, nil
+		emitDWARF(ctx, in, emit, opts, func(string) (*dwarfInput, error) {
+			return &dwarfInput{VMLinux: in, Key: pathKey}, nil
 		})
 		return true, nil
 	}
@@ -123,7 +123,7 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 	if err := cmp.Or(err, rewind()); err != nil || !isELF {
 		return err != nil, err
 	}
-	k, skipped, err := ImportDWARF(ctx, in, func(dir string) (*DWARFInput, error) {
+	k, skipped, err := importDWARF(ctx, in, func(dir string) (*dwarfInput, error) {
 		file := filepath.Join(dir, "vmlinux")
 		e, err := streamELF(br, format, file)
 		if err != nil {
@@ -132,7 +132,7 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 		if e.HasBTF || !e.HasDWARF {
 			return nil, errNotDWARF
 		}
-		return &DWARFInput{VMLinux: file, Key: pathKey}, nil
+		return &dwarfInput{VMLinux: file, Key: pathKey}, nil
 	}, opts)
 	if errors.Is(err, pahole.ErrNotFound) || errors.Is(err, pahole.ErrTooOld) {
 		// Without pahole, only a vmlinux with .BTF can be read: say

@@ -26,7 +26,7 @@ type rpmPackage struct {
 // A kernel's image and its modules come in different packages
 // (kernel-core, kernel-modules, kernel-modules-core, kernel-modules-extra),
 // so a group is read as one input, as a .deb is. A debuginfo package is
-// a group of its own (importRPMs hands it to ImportDWARF). An RPM whose
+// a group of its own (importRPMs hands it to importDWARF). An RPM whose
 // header cannot be read is reported to skip. The other inputs are
 // returned in their order.
 func groupRPMs(inputs []string, skip func(in string, err error)) (rest []string, groups [][]rpmPackage) {
@@ -89,7 +89,7 @@ func readRPMHeader(in string) (h extract.RPMHeader, isRPM bool, err error) {
 // all.
 func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, emit func(in string, k *Kernel, err error)) {
 	if p := group[0]; p.header.IsDebuginfo() {
-		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string) (*DWARFInput, error) {
+		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string) (*dwarfInput, error) {
 			return readDebugRPM(p, dir, opts)
 		})
 		return
@@ -160,7 +160,7 @@ func readRPMFiles(file string, workers int) (extract.PackageFiles, error) {
 // into dir. The key is the package's, as for kernel-core: its ARCH tag,
 // the release of the vmlinux's path and the distribution RPMDistro tells;
 // the vmlinux's banner and ELF machine fill what they leave out.
-func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*DWARFInput, error) {
+func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*dwarfInput, error) {
 	f, err := os.Open(p.file)
 	if err != nil {
 		return nil, err

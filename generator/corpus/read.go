@@ -43,7 +43,7 @@ type Options struct {
 	// say which filter left nothing.
 	Filtered func(path string, k kernelkey.Key, filter string)
 	// Shard and Shards keep only the corpus entries of one shard out of
-	// Shards (see ShardOf); Shards 0 keeps all.
+	// Shards (see shardOf); Shards 0 keeps all.
 	Shard, Shards int
 	// ReadEntry, if set, reads each kernel in place of Entry.Read, which
 	// it may call; a cache uses it to skip files it has read before. Read

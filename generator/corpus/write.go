@@ -42,13 +42,13 @@ func orUnknown(s string) string {
 	return s
 }
 
-// WriteKernel writes a kernel into the corpus rooted at dir, in the
+// writeKernel writes a kernel into the corpus rooted at dir, in the
 // BTFHub-archive layout, with its modules as <name>.btf.zst files in the
 // modules directory, and returns the kernel file's path. The kernel file
 // and the modules directory are written to temporary names and renamed
 // together, so a failure leaves no partial file and the previous version
 // of the kernel is replaced whole.
-func WriteKernel(dir string, k *Kernel) (string, error) {
+func writeKernel(dir string, k *Kernel) (string, error) {
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
 	}

@@ -284,11 +284,6 @@ func f() {}
 	}
 }
 
-// undocumented lists the public packages whose doc does not yet justify
-// each exported name. The test fails when one of them does, so that the
-// list only shrinks.
-var undocumented = map[string]bool{"corereloc": true, "distill": true, "generator": true, "generator/corpus": true}
-
 // TestPackageDocsJustifyNames checks that each package-level exported
 // name of a public package is named in its package's doc comment, where
 // the overview says who calls it and why. Constants of an exported type
@@ -303,7 +298,6 @@ func TestPackageDocsJustifyNames(t *testing.T) {
 		consts map[string]bool
 	}
 	infos := map[string]pkgInfo{}
-	missing := map[string]bool{}
 	for _, e := range entries {
 		if e.kind == "method" || e.kind == "field" {
 			continue
@@ -320,16 +314,7 @@ func TestPackageDocsJustifyNames(t *testing.T) {
 			continue
 		}
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(e.name) + `\b`).MatchString(info.doc) {
-			missing[e.pkg] = true
-			if undocumented[e.pkg] {
-				continue
-			}
 			t.Errorf("%s: exported %s %s is not named in the package doc; say there who calls it and why", e.pkg, e.kind, e.name)
-		}
-	}
-	for pkg := range undocumented {
-		if !missing[pkg] {
-			t.Errorf("%s justifies every name now: remove it from undocumented", pkg)
 		}
 	}
 }

@@ -2,14 +2,13 @@ package payload
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -47,22 +46,6 @@ type lazyDict struct {
 	err     error
 }
 
-// plainDecoder decompresses frames made without a dictionary. DecodeAll is
-// safe for concurrent use.
-var plainDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return newDecoder()
-})
-
-func newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
-	base := []zstd.DOption{
-		zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(MaxBlobLen),
-		zstd.WithDecodeAllCapLimit(true), // see decodeFrame
-	}
-	return zstd.NewReader(nil, append(base, opts...)...)
-}
-
 // Open checks payload's header and checksum and decodes its directory; it
 // decompresses no block and no kernel BTF, so it costs the same however
 // many kernels the payload holds. payload must not be modified
@@ -76,8 +59,12 @@ func Open(payload []byte) (*Payload, error) {
 	}
 	le := binary.LittleEndian
 	version := le.Uint32(payload[8:])
-	if version != Version && version != VersionNoVerdicts {
-		return nil, fmt.Errorf("%w: format version %d, this package reads %d and %d", ErrCorrupt, version, VersionNoVerdicts, Version)
+	switch version {
+	case Version:
+	case 2, 3:
+		return nil, fmt.Errorf("%w: format %d, written by an older btfembed; this one reads format %d (DEFLATE instead of zstd, so an agent links no zstd decoder): run go generate to write it again", ErrCorrupt, version, Version)
+	default:
+		return nil, fmt.Errorf("%w: format version %d, this package reads %d", ErrCorrupt, version, Version)
 	}
 	if want, got := le.Uint32(payload[12:]), Checksum(payload[16:]); want != got {
 		return nil, fmt.Errorf("%w: checksum %#08x, header says %#08x", ErrCorrupt, got, want)
@@ -87,7 +74,7 @@ func Open(payload []byte) (*Payload, error) {
 	if dirLen > uint64(len(rest)) || blocksLen > uint64(len(rest))-dirLen {
 		return nil, fmt.Errorf("%w: directory (%d bytes) and blocks (%d) overrun the payload", ErrCorrupt, dirLen, blocksLen)
 	}
-	dir, err := readDirectory(rest[:dirLen], version, int(blocksLen), len(rest)-int(dirLen+blocksLen))
+	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen))
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +105,7 @@ func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
 	b.once.Do(func() {
 		defer b.done.Store(true)
 		ref := p.dir.blocks[i]
-		raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
 			b.err = fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
 			return
@@ -255,17 +242,14 @@ func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var form []byte
-	var err error
+	var dict []byte
 	if bl.Dict.ID != 0 {
-		var content []byte
-		if content, err = p.dict(bl.Dict, bl.DictBase, bud); err != nil {
+		var err error
+		if dict, err = p.dict(bl.Dict, bl.DictBase, bud); err != nil {
 			return nil, err
 		}
-		form, err = decodeWithDict(uint32(bl.Dict.ID), content, p.data[bl.Off:bl.Off+bl.N], want)
-	} else {
-		form, err = decodePlain(p.data[bl.Off:bl.Off+bl.N], want)
 	}
+	form, err := inflate(dict, p.data[bl.Off:bl.Off+bl.N], want)
 	if err != nil {
 		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, bl.Off, err)
 	}
@@ -302,9 +286,9 @@ func (p *Payload) dict(d, base DictRecord, bud *Budget) ([]byte, error) {
 				ld.err = err
 				return
 			}
-			content, err = decodeWithDict(uint32(base.ID), bc, p.data[d.Off:d.Off+d.N], d.RawLen)
+			content, err = inflate(bc, p.data[d.Off:d.Off+d.N], d.RawLen)
 		} else {
-			content, err = decodePlain(p.data[d.Off:d.Off+d.N], d.RawLen)
+			content, err = inflate(nil, p.data[d.Off:d.Off+d.N], d.RawLen)
 		}
 		if err != nil {
 			ld.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
@@ -315,62 +299,39 @@ func (p *Payload) dict(d, base DictRecord, bud *Budget) ([]byte, error) {
 	return ld.content, ld.err
 }
 
-// decodePlain decompresses frame, made without a dictionary, to want bytes.
-func decodePlain(frame []byte, want uint64) ([]byte, error) {
-	dec, err := plainDecoder()
-	if err != nil {
-		return nil, err
-	}
-	return decodeFrame(dec, frame, want)
-}
-
-// dictDecoder decompresses frames made with a dictionary. One decoder
-// serves every dictionary, registered for the duration of a call: the
-// decoding state is what costs (tens of KB), and a process selects its
-// kernel about once.
-var dictDecoder struct {
-	sync.Mutex
-	dec *zstd.Decoder
-	err error
-}
-
-// decodeWithDict decompresses frame, made with dictionary content under
-// zstd dictionary ID id, to want bytes.
-func decodeWithDict(id uint32, content, frame []byte, want uint64) ([]byte, error) {
-	d := &dictDecoder
-	d.Lock()
-	defer d.Unlock()
-	if d.dec == nil && d.err == nil {
-		d.dec, d.err = newDecoder()
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	if err := d.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(id, content)); err != nil {
-		return nil, err
-	}
-	// Drop the dictionary afterwards so the decoder does not keep it alive.
-	defer func() { _ = d.dec.ResetWithOptions(nil, zstd.WithDecoderDictDelete(id)) }()
-	return decodeFrame(d.dec, frame, want)
-}
-
-// decodeFrame decompresses one zstd frame that should hold want bytes. The
-// output never grows past that, so a corrupt frame cannot make a large
-// allocation.
-func decodeFrame(dec *zstd.Decoder, frame []byte, want uint64) ([]byte, error) {
-	var h zstd.Header
-	if err := h.Decode(frame); err != nil {
-		return nil, err
-	}
-	if h.HasFCS && h.FrameContentSize != want {
-		return nil, fmt.Errorf("frame holds %d bytes, expected %d", h.FrameContentSize, want)
-	}
+// inflate decompresses stream, raw DEFLATE (RFC 1951) made against
+// dictionary content dict (nil: none), to exactly want bytes: the output
+// never grows past that, so a corrupt stream cannot make a large
+// allocation, and a stream that holds fewer or more bytes, or is followed
+// by any, is an error.
+//
+// DEFLATE and not zstd, which compresses the payload's BTF better: every
+// cilium/ebpf agent already links compress/flate (debug/elf decompresses
+// sections with it), so the decoder costs an agent nothing, where zstd's
+// cost it 125 KB of code (docs/performance.md, binary cost). DEFLATE
+// sees only the last 32 KiB of a dictionary; the encoder keeps
+// dictionaries within that.
+func inflate(dict, stream []byte, want uint64) ([]byte, error) {
 	if want > MaxBlobLen {
-		return nil, fmt.Errorf("frame of %d bytes is too large", want)
+		return nil, fmt.Errorf("stream of %d bytes is too large", want)
 	}
-	out, err := dec.DecodeAll(frame, make([]byte, 0, want))
-	if err == nil && uint64(len(out)) != want {
-		err = fmt.Errorf("frame holds %d bytes, expected %d", len(out), want)
+	src := bytes.NewReader(stream)
+	r := flate.NewReaderDict(src, dict)
+	out := make([]byte, want)
+	if _, err := io.ReadFull(r, out); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("stream holds fewer than %d bytes", want)
+		}
+		return nil, err
 	}
-	return out, err
+	if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return nil, fmt.Errorf("stream holds more than %d bytes", want)
+	}
+	if src.Len() != 0 {
+		return nil, fmt.Errorf("%d bytes follow the stream", src.Len())
+	}
+	return out, nil
 }

@@ -17,13 +17,9 @@ import (
 const Magic = "BTFEMBED"
 
 const (
-	// Version is the format version this package writes. It reads it and
-	// VersionNoVerdicts.
-	Version = 3
-	// VersionNoVerdicts is the format before load verdicts were embedded:
-	// the same layout without the verdicts section and the entries'
-	// verdict set. Its payloads open, and say they predict nothing.
-	VersionNoVerdicts = 2
+	// Version is the format version this package writes, and the only
+	// one it reads (see the package doc on older versions).
+	Version = 4
 	// HeaderLen is the length of the fixed header before the directory.
 	HeaderLen = 24
 
@@ -33,9 +29,9 @@ const (
 	// whatever the number of kernels; larger blocks compress better.
 	BlockLen = 128
 
-	CodecStored = 0
-	CodecZstd   = 1
-	CodecSlice  = 2
+	CodecStored  = 0
+	CodecDeflate = 1
+	CodecSlice   = 2
 
 	// MaxBlobLen bounds any single decoded blob, dictionary or block (a
 	// full vmlinux BTF is 5-6 MB) so a corrupt length cannot ask for an
@@ -71,8 +67,9 @@ func (b BlobRecord) formLen() uint64 {
 
 // DictRecord is a dictionary's record.
 type DictRecord struct {
-	// ID is the zstd dictionary ID frames made with it carry: its
-	// payload-wide index + 1.
+	// ID is its payload-wide index + 1: blocks repeat the records of
+	// the dictionaries they use, and the ID tells a reader that two are
+	// one, to decompress it once.
 	ID             uint64
 	Off, N, RawLen uint64
 	Base           uint64 // dictionary index + 1, 0 for none
@@ -325,7 +322,6 @@ type blockRef struct {
 
 // directory is the decoded directory.
 type directory struct {
-	version uint32
 	entries uint64
 	modules map[string][]string // per arch, sorted
 	blocks  []blockRef
@@ -335,16 +331,15 @@ type directory struct {
 	verdicts blockRef
 }
 
-// readDirectory decodes and validates a directory of format version
-// against a blocks area of blocksLen bytes followed by a data area of
+// readDirectory decodes and validates a directory against a blocks area of blocksLen bytes followed by a data area of
 // dataLen bytes: the directory states the data area's length, so a
 // truncated payload is caught here and not when some kernel is selected.
-func readDirectory(b []byte, version uint32, blocksLen, dataLen int) (*directory, error) {
+func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
 	r := newReader(b, "directory")
 	if n := r.uv("data length"); r.err == nil && n != uint64(dataLen) {
 		r.fail("data area of %d bytes, expected %d", dataLen, n)
 	}
-	d := &directory{version: version, entries: r.uv("entry count"), modules: map[string][]string{}}
+	d := &directory{entries: r.uv("entry count"), modules: map[string][]string{}}
 	arches := r.count("arches", 2)
 	for i := 0; i < arches && r.err == nil; i++ {
 		arch := r.str("arch")
@@ -367,9 +362,7 @@ func readDirectory(b []byte, version uint32, blocksLen, dataLen int) (*directory
 			r.fail("blocks not sorted at %s", d.blocks[i].first)
 		}
 	}
-	if version != VersionNoVerdicts {
-		d.sets = r.uv("verdict set count")
-	}
+	d.sets = r.uv("verdict set count")
 	var off uint64
 	frame := func(what string, i int) blockRef {
 		bl := blockRef{off: off, n: r.uv("frame length"), raw: r.uv(what + " length")}
@@ -384,11 +377,9 @@ func readDirectory(b []byte, version uint32, blocksLen, dataLen int) (*directory
 		d.blocks[i] = frame("block", i)
 		d.blocks[i].first = first
 	}
-	if version != VersionNoVerdicts {
-		d.verdicts = frame("verdicts", 0)
-		if r.err == nil && (d.verdicts.n == 0) != (d.verdicts.raw == 0) || r.err == nil && (d.verdicts.raw == 0) != (d.sets == 0) {
-			r.fail("verdicts frame of %d bytes (%d decompressed) for %d sets", d.verdicts.n, d.verdicts.raw, d.sets)
-		}
+	d.verdicts = frame("verdicts", 0)
+	if r.err == nil && (d.verdicts.n == 0) != (d.verdicts.raw == 0) || r.err == nil && (d.verdicts.raw == 0) != (d.sets == 0) {
+		r.fail("verdicts frame of %d bytes (%d decompressed) for %d sets", d.verdicts.n, d.verdicts.raw, d.sets)
 	}
 	if r.err == nil && off != uint64(blocksLen) {
 		r.fail("blocks take %d of %d bytes", off, blocksLen)
@@ -432,7 +423,7 @@ type Blob struct {
 
 // readBlock decodes and validates block i, raw, whose entries must sort
 // at or after first and before next (if not nil), against a data area of
-// dataLen bytes and the directory's version and verdict sets.
+// dataLen bytes and the directory's verdict sets.
 func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory) ([]Entry, error) {
 	r := newReader(raw, fmt.Sprintf("block %d", i))
 	inData := func(what string, j int, off, n uint64) {
@@ -484,7 +475,7 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 			if bl.N != want {
 				r.fail("blob %d: stored %d bytes, expected %d", j, bl.N, want)
 			}
-		case CodecZstd:
+		case CodecDeflate:
 			inData("blob", j, bl.Off, bl.N)
 		case CodecSlice:
 			if bl.Dict == 0 {
@@ -525,9 +516,7 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 				r.fail("entry %s: bad or unsorted module name %q", e.Key, m.Name)
 			}
 		}
-		if dir.version != VersionNoVerdicts {
-			e.Verdicts = r.below("verdict set", int(min(dir.sets+1, math.MaxInt32)))
-		}
+		e.Verdicts = r.below("verdict set", int(min(dir.sets+1, math.MaxInt32)))
 		if r.err != nil {
 			return nil, r.err
 		}

@@ -3,7 +3,6 @@ package payload_test
 import (
 	"encoding/binary"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
@@ -23,12 +22,6 @@ func FuzzOpen(f *testing.F) {
 			f.Add(payloadtest.Encode(f, entries[:n], opts))
 			f.Add(payloadtest.Encode(f, payloadtest.WithVerdicts(entries[:n]), opts))
 		}
-	}
-	// The format before verdicts, which Open still reads.
-	if v2, err := os.ReadFile("testdata/v2-execsnoop-amd64.btfembed"); err == nil {
-		f.Add(v2)
-	} else {
-		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) >= 16 {

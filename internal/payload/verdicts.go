@@ -190,10 +190,6 @@ type Prediction struct {
 	Reasons []string
 }
 
-// Predicted says whether the payload carries load verdicts: format
-// VersionNoVerdicts does not, so it predicts nothing for any kernel.
-func (p *Payload) Predicted() bool { return p.dir.version != VersionNoVerdicts }
-
 // Predictions returns entry e's verdicts: the programs predicted not to
 // load or that may not, sorted by object and program; none when every
 // program is predicted to load. It decodes the verdicts section once per
@@ -232,7 +228,7 @@ func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
 	p.verdicts.once.Do(func() {
 		defer p.verdicts.done.Store(true)
 		ref := p.dir.verdicts
-		raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
 			p.verdicts.err = fmt.Errorf("%w: verdicts: %w", ErrCorrupt, err)
 			return

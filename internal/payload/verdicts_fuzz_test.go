@@ -21,7 +21,7 @@ func FuzzVerdicts(f *testing.F) {
 		f.Fatal(err)
 	}
 	ref := p.dir.verdicts
-	raw, err := decodePlain(p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+	raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 	if err != nil {
 		f.Fatal(err)
 	}

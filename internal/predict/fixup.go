@@ -31,14 +31,14 @@ type relocated struct {
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
 // relocations, then COREFixup.Apply on each instruction. sites gives,
-// by instruction index, the relocation corereloc read from .BTF.ext for
+// by instruction index, the relocation obj (corereloc) read from .BTF.ext for
 // it, which says its kind, type and access (cilium/ebpf keeps them
 // unexported). typeIDs, if not nil, replaces the target_type_id IDs (see
 // Options.KernelTypeIDs). An error is what cilium/ebpf's loader would
 // fail with; refused says it is CORERelocate's, which depends on the
 // relocations and the targets only, not an instruction's. given, if not
 // nil, gives the fixups or that error (see Options.Fixups).
-func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local *btf.Spec, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
+func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*corereloc.Relocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
 	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
 	relos, at := ciliumcore.Relocations(r.insns)
 	if len(relos) == 0 {
@@ -63,11 +63,11 @@ func relocate(prog *ebpf.ProgramSpec, sites map[int]*corereloc.Relocation, local
 		ins := &r.insns[at[i]]
 		relo := sites[at[i]]
 		if err := f.Apply(ins); err != nil {
-			return relocated{}, false, fmt.Errorf("fixup for %s: %w", describe(relo, local), err)
+			return relocated{}, false, fmt.Errorf("fixup for %s: %w", obj.Describe(relo), err)
 		}
 		switch {
 		case isPoison(ins):
-			r.poison[at[i]] = describe(relo, local)
+			r.poison[at[i]] = obj.Describe(relo)
 		case relo.Kind == corereloc.TypeIDTarget:
 			if id, ok := typeIDs[at[i]]; ok {
 				ins.Constant = int64(id)
@@ -119,69 +119,4 @@ func isPoison(ins *asm.Instruction) bool {
 		return ins.Dst == asm.R10 && ins.Src == asm.R0
 	}
 	return ins.IsBuiltinCall()
-}
-
-// objectSites are an object's CO-RE relocation sites by function name,
-// in instruction order, as corereloc read them from .BTF.ext.
-type objectSites struct {
-	obj    *corereloc.Object
-	byFunc map[string][]corereloc.Site
-}
-
-func newObjectSites(obj *corereloc.Object) objectSites {
-	s := objectSites{obj: obj, byFunc: map[string][]corereloc.Site{}}
-	for _, site := range obj.Sites {
-		name := obj.Functions[site.Function].Name
-		s.byFunc[name] = append(s.byFunc[name], site)
-	}
-	return s
-}
-
-// of gives each instruction of prog that carries a CO-RE relocation the
-// relocation corereloc read for it. cilium/ebpf links a program as its
-// entry function followed by the functions it calls, each starting at an
-// instruction with its symbol; within a function, the relocated
-// instructions are in the order of its .BTF.ext records, whose offsets
-// must be as far apart as the instructions.
-func (s objectSites) of(prog *ebpf.ProgramSpec) (map[int]*corereloc.Relocation, error) {
-	out := map[int]*corereloc.Relocation{}
-	var (
-		fn          string
-		n, raw, fst int // sites of fn used; raw offset of pc in fn; raw offset of fn's first site
-	)
-	check := func() error {
-		if want := len(s.byFunc[fn]); n != want {
-			return fmt.Errorf("function %s: cilium/ebpf reads %d CO-RE relocations, .BTF.ext has %d", fn, n, want)
-		}
-		return nil
-	}
-	for pc := range prog.Instructions {
-		ins := &prog.Instructions[pc]
-		if sym := ins.Symbol(); sym != "" {
-			if err := check(); err != nil {
-				return nil, err
-			}
-			fn, n, raw = sym, 0, 0
-		}
-		if btf.CORERelocationMetadata(ins) != nil {
-			sites := s.byFunc[fn]
-			if n >= len(sites) {
-				return nil, fmt.Errorf("function %s: insn %d has a CO-RE relocation .BTF.ext does not list", fn, pc)
-			}
-			if n == 0 {
-				fst = raw
-			}
-			site := sites[n]
-			if int(site.InsnOff-sites[0].InsnOff) != (raw-fst)*asm.InstructionSize {
-				return nil, fmt.Errorf("function %s: insn %d is not where .BTF.ext's relocation %d is", fn, pc, n)
-			}
-			out[pc] = &s.obj.Relocations[site.Relocation]
-			n++
-		}
-		raw += int(ins.Width())
-	}
-	if err := check(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -74,7 +74,7 @@ func (w *walker) jump(s *state, ins *asm.Instruction) (*state, bool) {
 
 // goTo moves s by a jump offset in raw instructions.
 func (w *walker) goTo(s *state, off int) bool {
-	target, ok := w.byRaw[w.offsets[s.pc]+1+off]
+	target, ok := w.at(w.offsets[s.pc] + 1 + off)
 	if !ok {
 		w.stop(s.pc, "jump into the middle of an instruction")
 		return false
@@ -152,7 +152,7 @@ func (w *walker) call(s *state, ins *asm.Instruction) bool {
 	if ins.IsFunctionCall() {
 		target, ok := w.symbols[ins.Reference()]
 		if !ok {
-			target, ok = w.byRaw[w.offsets[s.pc]+1+int(ins.Constant)]
+			target, ok = w.at(w.offsets[s.pc] + 1 + int(ins.Constant))
 		}
 		if !ok {
 			w.stop(s.pc, "call to %q: no such function", ins.Reference())

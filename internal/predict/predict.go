@@ -49,7 +49,6 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		opts = &Options{}
 	}
 	m := modelFor(opts.Release)
-	sites := newObjectSites(relos)
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
@@ -57,7 +56,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll, coll.Programs[name], sites, targets, ids, m, opts)
+		program(&p, coll, coll.Programs[name], relos, targets, ids, m, opts)
 		out = append(out, p)
 	}
 	return out
@@ -66,8 +65,8 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 // program predicts one program into p: its verdict and, for reuse (see
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
 // whether btf.CORERelocate refused them.
-func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, sites objectSites, targets []*btf.Spec, typeIDs map[int]uint64, m model, opts *Options) {
-	at, err := sites.of(prog)
+func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, m model, opts *Options) {
+	at, err := relos.ProgramRelocations(prog)
 	if err != nil {
 		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
@@ -76,7 +75,7 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, s
 	if opts.Fixups != nil {
 		given = func() ([]btf.COREFixup, error) { return opts.Fixups(p.Program) }
 	}
-	r, refused, err := relocate(prog, at, coll.Types, targets, typeIDs, given)
+	r, refused, err := relocate(prog, relos, at, targets, typeIDs, given)
 	if err != nil {
 		var texts []string
 		for _, line := range strings.Split(err.Error(), "\n") {

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/asm"
@@ -28,8 +29,7 @@ type walker struct {
 	poison map[int]point
 	model  model
 
-	offsets []int       // raw offset of each instruction
-	byRaw   map[int]int // raw offset to instruction index
+	offsets []int // raw offset of each instruction, increasing
 	symbols map[string]int
 
 	steps int
@@ -48,22 +48,28 @@ type walker struct {
 func newWalker(insns asm.Instructions, poison map[int]point, m model) *walker {
 	w := &walker{
 		insns: insns, poison: poison, model: m,
-		byRaw:   map[int]int{},
 		symbols: map[string]int{},
 		hits:    map[int]int{},
 		whyAt:   map[int]int{},
 		entries: map[int]int{},
 	}
 	raw := 0
+	w.offsets = make([]int, 0, len(insns))
 	for i := range insns {
 		w.offsets = append(w.offsets, raw)
-		w.byRaw[raw] = i
 		if sym := insns[i].Symbol(); sym != "" {
 			w.symbols[sym] = i
 		}
 		raw += int(insns[i].Width())
 	}
 	return w
+}
+
+// at is the index of the instruction at raw offset raw, if one starts
+// there: a binary search, since a map built per program and kernel cost
+// more than the walk.
+func (w *walker) at(raw int) (int, bool) {
+	return slices.BinarySearch(w.offsets, raw)
 }
 
 // run walks the program from its entry and from every function the

@@ -335,9 +335,7 @@ func (c *compressor) group(members []uint64, maxDict int) error {
 		}
 		full = len(dict) > 0
 		if full {
-			// The dictionary ID is fixed when the dictionary is
-			// flushed; number it ahead.
-			z, err := c.enc.with(uint32(len(c.ix.Dicts)+1), dict, form)
+			z, err := c.enc.with(dict, form)
 			if err != nil {
 				return err
 			}
@@ -366,7 +364,7 @@ const maxBaseTries = 4
 // used (dictionary number, 0 for none). Bases are never chained further,
 // so reading a blob takes at most two dictionaries.
 func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, error) {
-	best, err := c.enc.with(0, nil, dict)
+	best, err := c.enc.with(nil, dict)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -376,7 +374,7 @@ func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, err
 		tries = append([]uint64{bases[0]}, bases[len(bases)-maxBaseTries+1:]...)
 	}
 	for _, no := range tries {
-		z, err := c.enc.with(uint32(no), c.dictContent[no-1], dict)
+		z, err := c.enc.with(c.dictContent[no-1], dict)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -392,7 +390,7 @@ func (c *compressor) storeDict(dict []byte, bases []uint64) ([]byte, uint64, err
 func (c *compressor) place(i, dictNo uint64, z []byte) {
 	form := c.blobs[i].form()
 	if len(z) < len(form) {
-		c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecZstd, Dict: dictNo, Off: uint64(len(c.data)), N: uint64(len(z))})
+		c.ix.Blobs[i] = c.record(i, payload.BlobRecord{Codec: payload.CodecDeflate, Dict: dictNo, Off: uint64(len(c.data)), N: uint64(len(z))})
 		c.data = append(c.data, z...)
 		return
 	}

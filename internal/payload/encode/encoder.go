@@ -3,85 +3,51 @@ package encode
 import (
 	"bytes"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/flate"
 )
 
-// encoder is the one zstd encoder of a Write, at the payload's settings:
-// the best level, with raw dictionary content or none.
+// encoder is the one DEFLATE compressor of a Write, at the best level,
+// switched between dictionaries with ResetDict so that its tables are
+// allocated once per Write rather than once per stream.
 //
-// Memory and time bound its design. klauspost/compress sizes a
-// best-level encoder's match tables for any input, not for ours (a few KB
-// to a few hundred KB): 34 MiB for the tables, 34 MiB more for their
-// state with a dictionary, and an 8 MiB window, about 76 MiB in all.
-// Making one per dictionary cost most of Write's time, and each left that
-// much garbage behind. So a Write makes one, always in dictionary mode,
-// and switches its dictionary with ResetWithOptions, which keeps the
-// tables: "no dictionary" is the empty dictionary numbered 0, whose frames
-// are byte for byte the frames of an encoder without one (no dictionary ID
-// is written for 0, and empty history matches nothing), and a switched
-// encoder's frames are those of a fresh encoder with that dictionary.
-// Frames are written through the streaming path (Write and Close, with
-// the content size set) rather than EncodeAll: ResetWithOptions builds the
-// streaming encoder's tables, and EncodeAll would build a second set for
-// itself, doubling the peak; both paths give the same bytes.
-// TestEncoderSwitch holds both. Switching between dictionary mode and
-// none would make the library build new tables, so it never happens. The
-// settings are those the bytes depend on: any other level or table size
-// gives other bytes; the lower-memory option changes only how buffers are
-// sized.
+// klauspost/compress's flate and not the standard library's: both write
+// streams that compress/flate reads, but the standard library's output
+// may change with the Go release that builds btfembed, and a payload's
+// bytes must depend only on btfembed's own version (go.mod pins
+// klauspost/compress), or regenerating with another toolchain would
+// rewrite every committed payload.
 type encoder struct {
-	enc  *zstd.Encoder
-	id   uint32 // the dictionary the encoder holds
-	dict []byte
-}
-
-// noDict is the empty dictionary content that stands for none.
-var noDict = []byte{}
-
-// settings are the options the payload's bytes depend on.
-func settings() []zstd.EOption {
-	return []zstd.EOption{
-		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
-		zstd.WithEncoderCRC(false), // the payload has its own checksum
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithLowerEncoderMem(true),
-	}
+	w    *flate.Writer
+	dict []byte // the dictionary the compressor holds
 }
 
 func newEncoder() (*encoder, error) {
-	enc, err := zstd.NewWriter(nil, append(settings(), zstd.WithEncoderDictRaw(0, noDict))...)
+	w, err := flate.NewWriter(nil, flate.BestCompression)
 	if err != nil {
 		return nil, err
 	}
-	return &encoder{enc: enc, dict: noDict}, nil
+	return &encoder{w: w}, nil
 }
 
-// close releases the encoder's tables to the collector.
-func (e *encoder) close() {
-	e.enc.Close()
-	e.enc = nil
-}
+// close releases the compressor's tables to the collector.
+func (e *encoder) close() { e.w = nil }
 
-// with compresses src against dictionary content dict numbered dictID
-// (zstd's dictionary ID, payload's dictionary index + 1), or without a
-// dictionary if dict is nil.
-func (e *encoder) with(dictID uint32, dict, src []byte) ([]byte, error) {
-	if dict == nil {
-		dictID, dict = 0, noDict
-	}
+// with compresses src against dictionary content dict, or without a
+// dictionary if dict is nil. DEFLATE refers back at most 32 KiB, so only
+// a dictionary's last 32 KiB count; DefaultMaxDictSize keeps within that.
+func (e *encoder) with(dict, src []byte) ([]byte, error) {
 	var out bytes.Buffer
 	out.Grow(len(src)/2 + 64)
-	if dictID != e.id || !sameSlice(dict, e.dict) {
-		if err := e.enc.ResetWithOptions(&out, zstd.WithEncoderDictRaw(dictID, dict)); err != nil {
-			return nil, err
-		}
-		e.id, e.dict = dictID, dict
+	if sameSlice(dict, e.dict) {
+		e.w.Reset(&out)
+	} else {
+		e.w.ResetDict(&out, dict)
+		e.dict = dict
 	}
-	e.enc.ResetContentSize(&out, int64(len(src)))
-	if _, err := e.enc.Write(src); err != nil {
+	if _, err := e.w.Write(src); err != nil {
 		return nil, err
 	}
-	if err := e.enc.Close(); err != nil {
+	if err := e.w.Close(); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
@@ -91,7 +57,7 @@ func (e *encoder) with(dictID uint32, dict, src []byte) ([]byte, error) {
 func (e *encoder) plain(srcs ...[]byte) ([][]byte, error) {
 	frames := make([][]byte, len(srcs))
 	for i, src := range srcs {
-		f, err := e.with(0, nil, src)
+		f, err := e.with(nil, src)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,8 @@ func benchPayloads(tb testing.TB) map[string][]encode.Entry {
 	return out
 }
 
-// decodeEntries is every entry of payload b with its raw blobs.
+// decodeEntries is every entry of payload b with its raw blobs and its
+// load verdicts.
 func decodeEntries(tb testing.TB, b []byte) []encode.Entry {
 	tb.Helper()
 	p := open(tb, b)
@@ -58,6 +59,16 @@ func decodeEntries(tb testing.TB, b []byte) []encode.Entry {
 				em.Base = blob(m.Base)
 			}
 			entries[i].Modules = append(entries[i].Modules, em)
+		}
+		preds, err := p.Predictions(e, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, pr := range preds {
+			entries[i].Unloadable = append(entries[i].Unloadable, encode.Prediction{
+				Object:  encode.Object{Name: pr.Object.Name, Programs: pr.Object.Programs},
+				Program: pr.Program, Verdict: pr.Verdict, Kind: pr.Kind, Reasons: pr.Reasons,
+			})
 		}
 	}
 	return entries

@@ -2,18 +2,21 @@ package encode
 
 import (
 	"bytes"
+	stdflate "compress/flate"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/flate"
 )
 
 // TestEncoderSwitch holds what the one encoder of a Write relies on: its
-// frames without a dictionary (the empty dictionary numbered 0) and with
-// each dictionary it switches to are byte for byte those of a fresh
-// encoder at the same settings, with or without that dictionary, through
-// EncodeAll, whichever order the switches come in.
+// streams without a dictionary and with each dictionary it switches to
+// are byte for byte those of a fresh compressor at the same level, with
+// or without that dictionary, whichever order the switches come in; and
+// the standard library's compress/flate, the agents' decoder, reads each
+// back with that dictionary.
 func TestEncoderSwitch(t *testing.T) {
 	paths, err := filepath.Glob("../../../testdata/minbtf/debian/12/*/*.btf")
 	if err != nil || len(paths) < 2 {
@@ -27,17 +30,19 @@ func TestEncoderSwitch(t *testing.T) {
 		}
 		blobs = append(blobs, b)
 	}
-	fresh := func(id uint32, dict, src []byte) []byte {
-		opts := settings()
-		if dict != nil {
-			opts = append(opts, zstd.WithEncoderDictRaw(id, dict))
-		}
-		enc, err := zstd.NewWriter(nil, opts...)
+	fresh := func(dict, src []byte) []byte {
+		var out bytes.Buffer
+		w, err := flate.NewWriterDict(&out, flate.BestCompression, dict)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer enc.Close()
-		return enc.EncodeAll(src, nil)
+		if _, err := w.Write(src); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
 	}
 	enc, err := newEncoder()
 	if err != nil {
@@ -46,25 +51,26 @@ func TestEncoderSwitch(t *testing.T) {
 	defer enc.close()
 	// No dictionary, then each blob as the dictionary of the next, then
 	// back to none and to the first dictionary.
-	type step struct {
-		id        uint32
-		dict, src []byte
-	}
+	type step struct{ dict, src []byte }
 	var steps []step
 	for i, src := range blobs {
-		steps = append(steps, step{0, nil, src})
+		steps = append(steps, step{nil, src})
 		if i > 0 {
-			steps = append(steps, step{uint32(i), blobs[i-1], src})
+			steps = append(steps, step{blobs[i-1], src})
 		}
 	}
-	steps = append(steps, step{0, nil, blobs[0]}, step{1, blobs[0], blobs[1]})
+	steps = append(steps, step{nil, blobs[0]}, step{blobs[0], blobs[1]})
 	for i, s := range steps {
-		got, err := enc.with(s.id, s.dict, s.src)
+		got, err := enc.with(s.dict, s.src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := fresh(s.id, s.dict, s.src); !bytes.Equal(got, want) {
-			t.Errorf("step %d (dictionary %d): %d bytes, a fresh encoder's %d", i, s.id, len(got), len(want))
+		if want := fresh(s.dict, s.src); !bytes.Equal(got, want) {
+			t.Errorf("step %d: %d bytes, a fresh compressor's %d", i, len(got), len(want))
+		}
+		back, err := io.ReadAll(stdflate.NewReaderDict(bytes.NewReader(got), s.dict))
+		if err != nil || !bytes.Equal(back, s.src) {
+			t.Errorf("step %d: compress/flate reads back %d bytes of %d: %v", i, len(back), len(s.src), err)
 		}
 	}
 }

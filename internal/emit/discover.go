@@ -1,4 +1,4 @@
-package generator
+package emit
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 )
 
@@ -224,10 +225,10 @@ func isBPFObject(path string) (bool, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return false, err
 	}
-	header, err := readELFHeader(path)
+	header, err := bpfobj.ReadHeader(path)
 	if err != nil {
 		return false, nil // shorter than an ELF header
 	}
-	_, err = bpfByteOrder(path, header)
+	_, err = bpfobj.ByteOrder(path, header)
 	return err == nil, nil
 }

@@ -1,4 +1,4 @@
-package generator
+package emit
 
 import (
 	"bytes"
@@ -9,22 +9,24 @@ import (
 	"testing"
 
 	"golang.org/x/tools/imports"
+
+	"github.com/btfembed/btfembed/generator"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestEmitGolden(t *testing.T) {
-	report := &Report{
+	report := &generator.Report{
 		Objects:      []string{"/somewhere/on/a/host/bpf_bpfel.o", "other.o"},
-		Kernels:      []KernelReport{{Arch: "x86_64"}, {Arch: "arm64"}, {Arch: "x86_64"}},
+		Kernels:      []generator.KernelReport{{Arch: "x86_64"}, {Arch: "arm64"}, {Arch: "x86_64"}},
 		Blobs:        2,
 		PayloadBytes: 1234,
 	}
 	for _, tc := range []struct {
 		golden string
-		args   EmitArgs
+		args   Args
 	}{
-		{"kernelbtf.go.golden", EmitArgs{
+		{"kernelbtf.go.golden", Args{
 			Package:     "agent",
 			PayloadFile: "kernelbtf.btfembed",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub bpf_bpfel.o",
@@ -32,7 +34,7 @@ func TestEmitGolden(t *testing.T) {
 		}},
 		// The go:generate mode's per-GOARCH file, with an unexported
 		// function.
-		{"kernelbtf_amd64.go.golden", EmitArgs{
+		{"kernelbtf_amd64.go.golden", Args{
 			Package:     "agent",
 			Ident:       "kernelBTF",
 			GOARCHes:    []string{"amd64"},
@@ -41,12 +43,12 @@ func TestEmitGolden(t *testing.T) {
 			Report:      report,
 		}},
 		// The GOARCHes without kernels in the corpus.
-		{"kernelbtf_other.go.golden", EmitArgs{
+		{"kernelbtf_other.go.golden", Args{
 			Package:     "agent",
 			GOARCHes:    []string{"386", "riscv64"},
 			PayloadFile: "kernelbtf_other.btfembed",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
-			Report:      &Report{PayloadBytes: 34},
+			Report:      &generator.Report{PayloadBytes: 34},
 		}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestEmitGolden(t *testing.T) {
 }
 
 func TestEmitRejects(t *testing.T) {
-	for _, args := range []EmitArgs{
+	for _, args := range []Args{
 		{Package: "", PayloadFile: "p"},
 		{Package: "my-pkg", PayloadFile: "p"},
 		{Package: "main", Ident: "1st", PayloadFile: "p"},
@@ -106,7 +108,7 @@ func TestEmitRejects(t *testing.T) {
 
 // TestDocCommentPlurals: the generated doc counts in the singular for one.
 func TestDocCommentPlurals(t *testing.T) {
-	one := &Report{Objects: []string{"bpf_arm64_bpfel.o"}, Kernels: []KernelReport{{Arch: "arm64", Release: "6.1.0-57-arm64"}}, Blobs: 1, PayloadBytes: 1}
+	one := &generator.Report{Objects: []string{"bpf_arm64_bpfel.o"}, Kernels: []generator.KernelReport{{Arch: "arm64", Release: "6.1.0-57-arm64"}}, Blobs: 1, PayloadBytes: 1}
 	if got, want := docComment("KernelBTF", one), "minimized BTF for 1 kernel (arm64: 1) in 1 distinct blob, 1 byte,\n"; !strings.Contains(got, want) {
 		t.Errorf("docComment = %q, want it to say %q", got, want)
 	}
