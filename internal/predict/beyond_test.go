@@ -287,3 +287,41 @@ func TestAttachTypeAtLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyDataBefore52 predicts internal/vmtest's rodata_bystander
+// object, a program reading .rodata and one that does not, with 6.1's
+// facts under two releases: before 5.2 both fail for global data (the
+// bystander because cilium/ebpf creates its object's .rodata with a
+// flag 4.15 refuses, as the field test's booted 4.15 showed), and from
+// 5.2 both load.
+func TestReadOnlyDataBefore52(t *testing.T) {
+	k := kerneltest.ByName(t, "6.1.0-47-amd64")
+	targets := []*btf.Spec{kernelSpec(t, k)}
+	path := filepath.Join(kerneltest.Dir(), "..", "internal", "vmtest", "testdata", "rodata_bystander-el.o")
+	coll, relos := object(t, path)
+	for _, tt := range []struct {
+		release string
+		want    map[string]string // program -> its first reason, "" loads
+	}{
+		{"4.15.17", map[string]string{
+			"reads_rodata": "global data at insn 0 needs Linux 5.2 (unrecognized bpf_ld_imm64 insn before)",
+			"bystander":    "the object's read-only global data .rodata needs Linux 5.2 (cilium/ebpf creates it with BPF_F_RDONLY_PROG",
+		}},
+		{"5.2.0", map[string]string{"reads_rodata": "", "bystander": ""}},
+	} {
+		opts := &Options{Release: tt.release, Kernel: NewKernel(targets, nil)}
+		preds := Collection(filepath.Base(path), coll, relos, k.Name, targets, opts)
+		if len(preds) != len(tt.want) {
+			t.Fatalf("%s: %d predictions, want %d", tt.release, len(preds), len(tt.want))
+		}
+		for _, p := range preds {
+			want := tt.want[p.Program]
+			switch {
+			case want == "" && p.Verdict != Loads:
+				t.Errorf("%s on %s: %s %q, want loads", p.Program, tt.release, p.Verdict, p.Reasons)
+			case want != "" && (p.Verdict != Fails || p.Reasons[0].Kind != KindGlobalData || !strings.HasPrefix(p.Reasons[0].Text, want)):
+				t.Errorf("%s on %s: %s %q, want fails for global data: %q", p.Program, tt.release, p.Verdict, p.Reasons, want)
+			}
+		}
+	}
+}

@@ -41,9 +41,10 @@ type beyond struct {
 }
 
 // checkBeyond checks a relocated program (insns) against the kernel's
-// facts. maps are the object's maps (CollectionSpec.Maps); byteOff holds
+// facts. maps and vars are the object's maps and global variables
+// (CollectionSpec.Maps, .Variables); byteOff holds
 // the instructions a byte_off relocation fixed up.
-func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns asm.Instructions, byteOff map[int]bool, k *Kernel, release string) beyond {
+func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map[string]*ebpf.VariableSpec, insns asm.Instructions, byteOff map[int]bool, k *Kernel, release string) beyond {
 	var b beyond
 	b.points = map[int]point{}
 	b.weak = kfuncAddresses(insns, k)
@@ -89,8 +90,12 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, insns as
 			}
 		}
 	}
-	if globalData >= 0 {
-		b.checkGlobalData(globalData, release)
+	switch ro := readOnlyData(maps, vars); {
+	case globalData >= 0:
+		b.checkGlobalData(fmt.Sprintf("global data at insn %d", globalData), "unrecognized bpf_ld_imm64 insn before", release)
+	case ro != "":
+		b.checkGlobalData("the object's read-only global data "+ro,
+			"cilium/ebpf creates it with BPF_F_RDONLY_PROG along with the program, read or not, whenever it loads the object's variables (bpf2go's LoadAndAssign); the kernel refuses the flag before", release)
 	}
 	b.checkCalls(insns, k)
 	return b
@@ -231,14 +236,42 @@ func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 // checkGlobalData: Linux 5.2 added direct access to map values
 // (BPF_PSEUDO_MAP_VALUE, commit d8eca5bbb2be, "bpf: implement
 // lookup-free direct value access for maps"), which global data
-// (.rodata, .data, .bss, .kconfig) needs. No enum says so: only the
-// release can.
-func (b *beyond) checkGlobalData(pc int, release string) {
+// (.rodata, .data, .bss, .kconfig) needs, and the read-only map flags
+// (BPF_F_RDONLY_PROG, commit 591fe9888d78) that cilium/ebpf gives
+// .rodata and .kconfig. No enum says so: only the release can. what is
+// the global data, why what the kernel does before 5.2.
+func (b *beyond) checkGlobalData(what, why, release string) {
 	v, ok := version(release)
 	switch {
 	case !ok:
-		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("global data at insn %d needs Linux 5.2, and the kernel's version is not known (release %q)", pc, release)})
+		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("%s needs Linux 5.2, and the kernel's version is not known (release %q)", what, release)})
 	case v < 5002:
-		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("global data at insn %d needs Linux 5.2 (unrecognized bpf_ld_imm64 insn before)", pc)})
+		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("%s needs Linux 5.2 (%s)", what, why)})
 	}
+}
+
+// bpfFRdonlyProg is BPF_F_RDONLY_PROG, the map flag cilium/ebpf's ELF
+// reader sets on read-only global data (.rodata*, .kconfig).
+const bpfFRdonlyProg = 1 << 7
+
+// readOnlyData is the first, by name, of the object's maps that hold
+// read-only global variables, or "". A program that does not read them
+// still fails with them before 5.2 where it is loaded with its
+// object's variables, as bpf2go's objects and runtime's Prune load it:
+// cilium/ebpf creates every map that holds a variable, and the kernel
+// refuses BPF_F_RDONLY_PROG at map creation. Writable global data
+// (.data, .bss) is created as a plain array there and fails only the
+// programs that read it; string literals (.rodata.str1.1) hold no
+// variable and are created only for the programs that read them.
+func readOnlyData(objMaps map[string]*ebpf.MapSpec, vars map[string]*ebpf.VariableSpec) string {
+	var names []string
+	for _, v := range vars {
+		if ms := objMaps[v.SectionName]; ms != nil && ms.Flags&bpfFRdonlyProg != 0 {
+			names = append(names, v.SectionName)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return slices.Min(names)
 }

@@ -90,7 +90,7 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, r
 	}
 	var b beyond
 	if opts.Kernel != nil {
-		b = checkBeyond(prog, coll.Maps, r.insns, r.byteOff, opts.Kernel, opts.Release)
+		b = checkBeyond(prog, coll.Maps, coll.Variables, r.insns, r.byteOff, opts.Kernel, opts.Release)
 		for pc, pt := range b.points {
 			if _, ok := points[pc]; !ok {
 				points[pc] = pt

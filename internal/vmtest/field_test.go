@@ -566,7 +566,8 @@ func newFixture(corpusDir string) (*fixture, error) {
 		return nil, err
 	}
 	objects = append(objects, features...)
-	objects = append(objects, repoPath("internal", "vmtest", "testdata", "conntrack_kprobe-el.o"))
+	objects = append(objects, repoPath("internal", "vmtest", "testdata", "conntrack_kprobe-el.o"),
+		repoPath("internal", "vmtest", "testdata", "rodata_bystander-el.o"))
 	fx.archObjects = map[string]vmtest.File{}
 	for _, k := range fieldKernels {
 		objects = append(objects, repoPath("examples", "execsnoop", k.execsnoopObject()))
