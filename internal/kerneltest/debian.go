@@ -65,11 +65,14 @@ func Debian686PAE(tb testing.TB) DebianKernel {
 // metapackage, naming the current ABI's -dbg package and its version.
 var dbgDepends = regexp.MustCompile(`(?m)^Depends: linux-image-(\S+)-dbg \(= (\S+)\)`)
 
-// archiveError is a failure to reach Debian's archive: a reason to skip.
-type archiveError struct{ err error }
+// archiveError is a failure to reach a package archive: a reason to skip.
+type archiveError struct {
+	archive string // "Debian's archive"
+	err     error
+}
 
 func (e *archiveError) Error() string {
-	return fmt.Sprintf("Debian's archive cannot be reached: %v", e.err)
+	return fmt.Sprintf("%s cannot be reached: %v", e.archive, e.err)
 }
 func (e *archiveError) Unwrap() error { return e.err }
 
@@ -79,6 +82,8 @@ func debianDir() string { return filepath.Join(filepath.Dir(cacheDir()), "debian
 
 const index686PAE = "686-pae.json"
 
+const debianArchive = "Debian's archive"
+
 func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 	dir := debianDir()
 	if k, err := readIndex(dir); err == nil {
@@ -86,7 +91,7 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 	}
 	apt := newAptI386(dir)
 	if _, err := apt.run(ctx, 3*time.Minute, "apt-get", "update"); err != nil {
-		return DebianKernel{}, &archiveError{err}
+		return DebianKernel{}, &archiveError{debianArchive, err}
 	}
 	// The metapackage depends on the current ABI's -dbg package.
 	show, err := apt.run(ctx, time.Minute, "apt-cache", "show", "--no-all-versions", "linux-image-686-pae-dbg")
@@ -106,7 +111,7 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 	pkgs := []string{"linux-image-" + k.Release + "-unsigned", "linux-image-" + k.Release + "-dbg"}
 	apt.dir = tmp
 	if _, err := apt.run(ctx, 15*time.Minute, "apt-get", append([]string{"download"}, pkgs...)...); err != nil {
-		return k, &archiveError{err}
+		return k, &archiveError{debianArchive, err}
 	}
 	for i, dst := range []*string{&k.Image, &k.Dbg} {
 		matches, _ := filepath.Glob(filepath.Join(tmp, pkgs[i]+"_*.deb"))

@@ -34,7 +34,10 @@
 // corpus entry is imported from its DWARF with pahole, and, with
 // $BTFEMBED_FETCH set, Debian's 686-pae fetched from Debian's archive with
 // its -dbg package (nobtf_test.go, kerneltest.Debian686PAE), booted in
-// qemu-system-i386 with a GOARCH=386 /init. fieldinit is the /init; the
+// qemu-system-i386 with a GOARCH=386 /init, and a Linux 4.15 built from
+// Ubuntu 18.04's kernel source (kerneltest.Ubuntu1804Kernel,
+// scripts/build-kernel-4.15.sh), older than global data (5.2) and ring
+// buffers (5.8). fieldinit is the /init; the
 // test compares what loads, with itself and with package predict's load
 // predictions (prediction_test.go); field.go holds the layout and records
 // both sides share, and ProgramLoad is the per-program verdict other tools

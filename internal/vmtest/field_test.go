@@ -63,12 +63,25 @@ const (
 	// Debian's archive with its -dbg package (kerneltest.Debian686PAE),
 	// whose DWARF vmlinux the entry is imported from.
 	fromArchive
+	// fromBuild: Linux 4.15, built here without BTF from Ubuntu 18.04's
+	// kernel source (kerneltest.Ubuntu1804Kernel, with $BTFEMBED_FETCH),
+	// whose DWARF vmlinux the entry is imported from: the one kernel
+	// older than global data (5.2) and ring buffers (5.8).
+	fromBuild
 )
 
 // ownBTF says whether the kernel has /sys/kernel/btf/vmlinux. Kernels
 // with it are booted twice, BTF hidden and visible; kernels without it
 // once, as they are.
-func (k fieldKernel) ownBTF() bool { return k.source != fromDWARF && k.source != fromArchive }
+func (k fieldKernel) ownBTF() bool {
+	return k.source != fromDWARF && k.source != fromArchive && k.source != fromBuild
+}
+
+// ringbuf says whether the kernel has ring buffers (5.8), which
+// execsnoop's handle_exec writes its events to. Where it has not,
+// execsnoop must fail to start, and handle_exec is compared with its
+// prediction only.
+func (k fieldKernel) ringbuf() bool { return k.source != fromBuild }
 
 // execsnoopObject is bpf2go's object of examples/execsnoop for k's
 // architecture (the generator pairs each with its architecture's kernels).
@@ -84,6 +97,8 @@ func (k fieldKernel) name() string {
 		return "nobtf/" + k.release
 	case fromArchive:
 		return "debian-686-pae"
+	case fromBuild:
+		return "ubuntu-4.15"
 	}
 	return k.release
 }
@@ -93,6 +108,7 @@ func (k fieldKernel) name() string {
 var fieldKernels = []fieldKernel{
 	{release: "6.1.0-57-arm64", arch: "arm64", distro: "debian", version: "12"},
 	{arch: "i386", distro: "debian", version: "12", source: fromArchive},
+	{arch: "x86_64", distro: "ubuntu", version: "18.04", source: fromBuild},
 	{release: "6.1.0-47-amd64", arch: "x86_64", distro: "debian", version: "12"},
 	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", distro: "debian", version: "12"},
 	{release: "6.12.118+deb12-amd64", arch: "x86_64", distro: "debian", version: "12"},
@@ -106,8 +122,13 @@ const (
 	debModule  = "nf_conntrack" // loaded with its dependencies on the deb's kernel
 )
 
-// osRelease is the guest's /etc/os-release for a Debian version.
-func osRelease(version string) string {
+// osRelease is the guest's /etc/os-release for a Debian or Ubuntu
+// version.
+func osRelease(distro, version string) string {
+	if distro == "ubuntu" {
+		codename := map[string]string{"18.04": "bionic"}[version]
+		return fmt.Sprintf("NAME=\"Ubuntu\"\nVERSION=\"%[1]s LTS\"\nID=ubuntu\nID_LIKE=debian\nPRETTY_NAME=\"Ubuntu %[1]s LTS\"\nVERSION_ID=\"%[1]s\"\nVERSION_CODENAME=%[2]s\nUBUNTU_CODENAME=%[2]s\n", version, codename)
+	}
 	codename := map[string]string{"11": "bullseye", "12": "bookworm"}[version]
 	return fmt.Sprintf("PRETTY_NAME=\"Debian GNU/Linux %[1]s (%[2]s)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"%[1]s\"\nVERSION=\"%[1]s (%[2]s)\"\nVERSION_CODENAME=%[2]s\nID=debian\n", version, codename)
 }
@@ -153,9 +174,16 @@ func TestField(t *testing.T) {
 			if k.source == fromArchive {
 				deb := kerneltest.Debian686PAE(t)
 				k.release = deb.Release
-				extra = &fetched{deb: deb}
+				extra = &fetched{deb: deb.Image, dwarf: deb.Dbg}
 			}
 			t.Parallel()
+			if k.source == fromBuild {
+				// Built after t.Parallel: the first build takes minutes,
+				// which the other kernels' boots need not wait for.
+				built := kerneltest.Ubuntu1804Kernel(t)
+				k.release = built.Release
+				extra = &fetched{kernel: built.Image, dwarf: built.VMLinux}
+			}
 			fx, err := fieldFixture(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -314,11 +342,14 @@ func decodeRun(b *vmtest.Boot) (*fieldRun, error) {
 }
 
 // mustLoad are programs that load on every kernel with any BTF, so that
-// the comparison is never vacuous: execsnoop and the feature objects'
-// controls; the kprobe into nf_conntrack's types needs the module, loaded
-// only on the deb's kernel.
+// the comparison is never vacuous: execsnoop (with ring buffers) and the
+// feature objects' controls; the kprobe into nf_conntrack's types needs
+// the module, loaded only on the deb's kernel.
 func mustLoad(k fieldKernel) []string {
-	progs := []string{k.execsnoopObject() + "/handle_exec", "control-el.o/control_kprobe", "control-el.o/control_tracepoint"}
+	progs := []string{"control-el.o/control_kprobe", "control-el.o/control_tracepoint"}
+	if k.ringbuf() {
+		progs = append(progs, k.execsnoopObject()+"/handle_exec")
+	}
 	if k.source == fromDeb {
 		progs = append(progs, "conntrack_kprobe-el.o/ct_delete_kprobe")
 	}
@@ -400,6 +431,12 @@ func checkRun(k fieldKernel, s side, r *fieldRun) []string {
 		}
 	}
 	e := r.execsnoop
+	if !k.ringbuf() {
+		if e.Error == "" || e.Pid != 0 {
+			bad("execsnoop: %+v, want it to fail without ring buffers", e)
+		}
+		return problems
+	}
 	if e.Error != "" || !strings.Contains(e.Banner, "BTF from "+which) ||
 		e.Pid != e.WantPid || e.Ppid != e.WantPpid || e.Comm != path.Base(vmtest.FieldExecChild) {
 		bad("execsnoop: %+v, want BTF from %s and comm %s", e, which, path.Base(vmtest.FieldExecChild))
@@ -628,25 +665,31 @@ func writeFile(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// fetched is Debian's 686-pae kernel, made ready for its boot: its image,
-// the entry imported from its -dbg package, and a payload and corpus that
+// fetched is a kernel without BTF that is not in the shared corpus
+// (Debian's 686-pae, the 4.15 built here), made ready for its boot: its
+// image, the entry imported from its DWARF, and a payload and corpus that
 // hold it besides the fixture's kernels.
 type fetched struct {
-	deb     kerneltest.DebianKernel
-	image   []byte
-	payload []byte
-	corpus  map[string]*corpus.Kernel
+	// deb is the package holding the image (Debian's 686-pae), or
+	// kernel the image's path (a kernel built here).
+	deb, kernel string
+	dwarf       string // what the entry is imported from: a -dbg package, a vmlinux
+	image       []byte // from deb
+	payload     []byte
+	corpus      map[string]*corpus.Kernel
 }
 
 // prepare imports the kernel's DWARF and generates its payload.
 func (f *fetched) prepare(ctx context.Context, fx *fixture, k fieldKernel) error {
 	key := kernelkey.Key{Distro: k.distro, Version: k.version, Arch: k.arch, Release: k.release}
-	image, _, err := debKernel(f.deb.Image, k.release, "")
-	if err != nil {
-		return err
+	if f.deb != "" {
+		image, _, err := debKernel(f.deb, k.release, "")
+		if err != nil {
+			return err
+		}
+		f.image = image
 	}
-	f.image = image
-	entry, err := dwarfkernel.Entry(ctx, f.deb.Dbg, key)
+	entry, err := dwarfkernel.Entry(ctx, f.dwarf, key)
 	if err != nil {
 		return err
 	}
@@ -704,7 +747,7 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel, extra 
 		{Path: "init", Mode: 0o755, Data: init},
 		{Path: vmtest.FieldExecChild, Mode: os.ModeSymlink | 0o777, Data: []byte("/init")},
 		{Path: vmtest.FieldExecsnoopBin, Mode: 0o755, Data: execsnoop},
-		{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease(k.version))},
+		{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease(k.distro, k.version))},
 		{Path: vmtest.FieldPayload, Mode: 0o644, Data: payload},
 	}
 	files = append(files, fx.objects...)
@@ -723,6 +766,8 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel, extra 
 	case fromArchive:
 		image = extra.image
 		timeout = 6 * time.Minute
+	case fromBuild:
+		kernel = extra.kernel
 	}
 	if image != nil {
 		kernel = filepath.Join(t.TempDir(), "vmlinuz-"+k.release)

@@ -40,7 +40,7 @@ func TestExecsnoopSkips(t *testing.T) {
 			{Path: "init", Mode: 0o755, Data: init},
 			{Path: vmtest.FieldExecChild, Mode: os.ModeSymlink | 0o777, Data: []byte("/init")},
 			{Path: vmtest.FieldExecsnoopBin, Mode: 0o755, Data: execsnoop},
-			{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease("12"))},
+			{Path: vmtest.FieldOSRelease, Mode: 0o644, Data: []byte(osRelease("debian", "12"))},
 			{Path: vmtest.FieldPayload, Mode: 0o644, Data: payload},
 		},
 		Timeout: 4 * time.Minute,
