@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+
+	"github.com/btfembed/btfembed/internal/cache"
 )
 
 // testRoots is the testdata corpus with module BTF, so cached entries
@@ -84,6 +86,68 @@ func TestCacheRerun(t *testing.T) {
 	sameOutput(t, "rerun", objs, p, r)
 	if rep.CachedResults != len(rep.Kernels) {
 		t.Errorf("rerun: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
+	}
+}
+
+// TestCacheWholeRun: a run stores its whole result once, and an
+// identical rerun takes it without the kernels' entries (they are removed
+// here), with the bytes of a run without a cache. A whole-run entry
+// swapped for another entry's bytes is refused with a warning and the
+// run recomputed; verify mode never takes the whole run, and a run with
+// other arguments has another key.
+func TestCacheWholeRun(t *testing.T) {
+	objs := testObjects(t)
+	dir := t.TempDir()
+	args := Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir}
+	run(t, args)
+	whole := wholeRuns(t, dir)
+	if len(whole) != 1 {
+		t.Fatalf("%d whole-run entries after one run, want 1", len(whole))
+	}
+	cacheEntries(t, dir, func(p string, _ cache.Key, data []byte) {
+		if !bytes.HasPrefix(data, partMagic) {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	p, r, rep := run(t, args)
+	sameOutput(t, "whole rerun", objs, p, r)
+	if rep.CachedResults != len(rep.Kernels) {
+		t.Errorf("whole rerun: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
+	}
+
+	verify := args
+	verify.CacheVerify = true
+	_, _, rep = run(t, verify)
+	if rep.CachedResults != 0 {
+		t.Errorf("verify mode: %d results from the cache, which holds the whole run only", rep.CachedResults)
+	}
+
+	// A kernel entry (written again by the verify run) copied over the
+	// whole run's.
+	var kernel string
+	cacheEntries(t, dir, func(p string, _ cache.Key, data []byte) {
+		if !bytes.HasPrefix(data, partMagic) {
+			kernel = p
+		}
+	})
+	copyFile(t, kernel, whole[0])
+	res := runResult(t, args)
+	wantP, _ := wantOutput(t, objs)
+	if !bytes.Equal(payloadOf(t, res), wantP) {
+		t.Error("swapped whole run: payload differs from the run without cache")
+	}
+	warned(t, res, "another key")
+
+	fewer := args
+	fewer.Kernels = "6.1.0-47*"
+	got := runResult(t, fewer)
+	want := runResult(t, Args{Objects: objs, Corpus: testRoots(), Kernels: fewer.Kernels})
+	samePayload(t, got, want)
+	if len(got.Report.Kernels) != 1 {
+		t.Errorf("%d kernels for %s", len(got.Report.Kernels), fewer.Kernels)
 	}
 }
 

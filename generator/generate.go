@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -129,6 +130,23 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		progress = noProgress{}
 	}
 
+	var runKey cache.Key
+	whole := false
+	if kc != nil {
+		runKey, whole = kc.runKey(ctx, args, arches)
+		if res := kc.wholeRun(runKey, whole, args); res != nil {
+			progress.Total(len(res.Report.Kernels))
+			for _, k := range res.Report.Kernels {
+				progress.Done(k.key(), nil)
+			}
+			res.kc = kc
+			res.Report.CachedResults = len(res.Report.Kernels)
+			res.Report.Duration = time.Since(start)
+			res.Warnings = append(append(objectWarnings(all), warnings...), kc.warnings()...)
+			return res, nil
+		}
+	}
+
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -213,6 +231,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if kc != nil {
 		res.Report.CachedResults = int(kc.resultHits.Load())
 		res.Report.CachedBTF = int(kc.btfHits.Load())
+	}
+	if whole {
+		kc.storeRun(runKey, res)
 	}
 	res.Report.Duration = time.Since(start)
 	res.Warnings = append(append(objectWarnings(all), warnings...), kc.warnings()...)

@@ -14,7 +14,8 @@ const cacheHelp = `Usage: btfembed cache info
 The cache keeps, per kernel file, its BTF as read (zstd compressed), and
 per kernel and set of relocation groups the minimized and verified result
 (an object that brings no new relocation group reuses it), so that a
-rerun redoes only what changed. Its directory is $BTFEMBED_CACHE, by
+rerun redoes only what changed, and per run its whole result, so that a
+rerun that changed nothing does nothing else. Its directory is $BTFEMBED_CACHE, by
 default btfembed in the user cache directory ($XDG_CACHE_HOME or
 ~/.cache on Linux); BTFEMBED_CACHE=off disables it. Entries unused for
 five days are removed automatically.

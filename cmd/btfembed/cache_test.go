@@ -29,7 +29,7 @@ func TestCacheCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cache", "info"}, "entries:     9 "}, // per kernel BTF and result, and the payload
+		{[]string{"cache", "info"}, "entries:     10 "}, // per kernel BTF and result, the payload and the whole run
 		{[]string{"cache", "clean"}, "removed every entry"},
 		{[]string{"cache", "info"}, "entries:     0 "},
 	} {
