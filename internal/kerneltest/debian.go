@@ -45,20 +45,34 @@ func Debian686PAE(tb testing.TB) DebianKernel {
 	if os.Getenv(FetchEnv) == "" {
 		tb.Skipf("Debian's 686-pae kernel and its -dbg package are 820 MB from Debian's archive: set %s=1 to fetch them (cached afterwards)", FetchEnv)
 	}
-	for _, tool := range []string{"apt-get", "apt-cache"} {
+	needTools(tb, "Debian packages cannot be fetched here", "apt-get", "apt-cache")
+	return fetched[DebianKernel](tb)(fetch686PAE(tb.Context()))
+}
+
+// needTools skips the test, saying why, when a tool is not on $PATH.
+func needTools(tb testing.TB, why string, tools ...string) {
+	tb.Helper()
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			tb.Skipf("%s not found: Debian packages cannot be fetched here", tool)
+			tb.Skipf("%s not found: %s", tool, why)
 		}
 	}
-	k, err := fetch686PAE(tb.Context())
-	var unreachable *archiveError
-	if errors.As(err, &unreachable) {
-		tb.Skip(err)
+}
+
+// fetched returns what a fetch or build gave, skipping the test when the
+// archive could not be reached and failing it on any other error.
+func fetched[T any](tb testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		tb.Helper()
+		var unreachable *archiveError
+		if errors.As(err, &unreachable) {
+			tb.Skip(err)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
 	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return k
 }
 
 // dbgDepends is the Depends line of the linux-image-686-pae-dbg

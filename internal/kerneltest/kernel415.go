@@ -39,20 +39,8 @@ func Ubuntu1804Kernel(tb testing.TB) BuiltKernel {
 	if os.Getenv(FetchEnv) == "" {
 		tb.Skipf("the 4.15 kernel is built from Ubuntu 18.04's kernel source (128 MB, about 9 minutes on 2 cores): set %s=1 to build it (cached afterwards)", FetchEnv)
 	}
-	for _, tool := range buildTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			tb.Skipf("%s not found: scripts/build-kernel-4.15.sh cannot build the 4.15 kernel here", tool)
-		}
-	}
-	k, err := build415(tb.Context(), filepath.Join(filepath.Dir(cacheDir()), "kernel-4.15"))
-	var unreachable *archiveError
-	if errors.As(err, &unreachable) {
-		tb.Skip(err)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return k
+	needTools(tb, "scripts/build-kernel-4.15.sh cannot build the 4.15 kernel here", buildTools...)
+	return fetched[BuiltKernel](tb)(build415(tb.Context(), filepath.Join(filepath.Dir(cacheDir()), "kernel-4.15")))
 }
 
 // build415 runs the build script into dir (a no-op when dir holds its
