@@ -24,6 +24,7 @@ type objects struct {
 	relos  []*corereloc.Object    // relocations, for matching
 	colls  []*ebpf.CollectionSpec // programs, for the oracle
 	kfuncs []string               // the kfuncs the programs call, for the prediction
+	memos  []*predict.Memo        // per object, its predictions across kernels
 	// oracle asks the objects' relocations of cilium/ebpf, made once
 	// for every kernel.
 	oracle func() (*corereloc.Oracle, error)
@@ -41,6 +42,7 @@ func loadObjects(paths []string) (*objects, error) {
 			return nil, err
 		}
 		o.colls = append(o.colls, coll)
+		o.memos = append(o.memos, predict.NewMemo())
 		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
 	o.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(o.relos) })
@@ -55,6 +57,7 @@ func (o *objects) subset(indices []int) *objects {
 		s.names = append(s.names, o.names[i])
 		s.relos = append(s.relos, o.relos[i])
 		s.colls = append(s.colls, o.colls[i])
+		s.memos = append(s.memos, o.memos[i])
 	}
 	s.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(s.relos) })
 	return s

@@ -71,6 +71,7 @@ func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.K
 		}
 		if fixups != nil {
 			opts.Fixups = func(program string) ([]btf.COREFixup, error) { return fixups.Fixups(i, program) }
+			opts.Memo = o.memos[i]
 		}
 		ids[i], unrelocated[i] = map[string]map[int]uint64{}, map[string]bool{}
 		for _, p := range predict.Collection(o.names[i], coll, o.relos[i], k.String(), targets, opts) {

@@ -36,6 +36,10 @@ type Options struct {
 	// btf.CORERelocate gives for them: what the caller's oracle already
 	// computed (corereloc.Answers), so they are not computed again.
 	Fixups func(program string) ([]btf.COREFixup, error)
+	// Memo, if set with Fixups (and without KernelTypeIDs), is the
+	// object's Memo: a program whose fixups, kernel facts and kernel
+	// version were predicted before takes that prediction.
+	Memo *Memo
 }
 
 // Collection predicts every program of an object (coll, as read by
@@ -49,14 +53,32 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		opts = &Options{}
 	}
 	m := modelFor(opts.Release)
+	memoFor := memoKernel(opts)
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
+		var (
+			fixups []btf.COREFixup
+			memo   bool // the fixups are known: memo the prediction
+		)
+		if memoFor != "" {
+			var err error
+			fixups, err = opts.Fixups(name)
+			memo = err == nil
+			if p, ok := opts.Memo.get(name, memoFor, fixups); memo && ok {
+				p.Object, p.Kernel = object, kernel
+				out = append(out, p)
+				continue
+			}
+		}
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
 		var ids map[int]uint64
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
 		program(&p, coll, coll.Programs[name], relos, targets, ids, m, opts)
+		if memo {
+			opts.Memo.put(name, memoFor, fixups, p)
+		}
 		out = append(out, p)
 	}
 	return out
