@@ -224,7 +224,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "btfembed: warning: %v; running without the cache\n", err)
 	}
-	setMemoryLimit(f.workers)
+	setMemoryLimit(f.workers, objs)
 
 	ctx := context.Background()
 	genArgs := &generator.Args{
