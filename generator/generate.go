@@ -279,9 +279,9 @@ func newResult(entries []encode.Entry, report *Report, kc *kernelCache) *Result 
 
 // Payload is the embedded format (package internal/payload) holding every
 // kernel's entry, encoded on the first call, which sets
-// Report.PayloadBytes. Encoding costs tens of milliseconds and the
-// go:generate mode writes a payload per architecture instead (ForArch),
-// so Generate leaves it to the caller that writes it.
+// Report.PayloadBytes. The go:generate mode writes a payload per
+// architecture instead (ForArch), so Generate leaves encoding to the
+// caller that writes one.
 func (r *Result) Payload() ([]byte, error) {
 	if r.payload != nil {
 		return r.payload, nil
