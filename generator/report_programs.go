@@ -31,7 +31,7 @@ type ProgramReport struct {
 	Verdict string `json:"verdict"`
 	// Reason is the kind of the first of Reasons, what a "fails" or
 	// "unknown" verdict is about: "core", "helper", "map_type",
-	// "prog_type", "attach_type", "kfunc", "global_data",
+	// "prog_type", "attach_type", "kfunc", "global_data", "bpf_call",
 	// "btf_id_attach", "ctx_access", "jit" or "analysis" (predict.Kind; stable,
 	// docs/predictions.md says what each means).
 	Reason string `json:"reason,omitempty"`

@@ -40,7 +40,7 @@ type Prediction struct {
 	// Kind is a stable word for what the verdict is about, the kind of
 	// its first reason: core (a CO-RE relocation the kernel cannot
 	// satisfy), helper, map_type, prog_type, attach_type, kfunc,
-	// global_data, btf_id_attach, ctx_access, jit, analysis (the analysis
+	// global_data, bpf_call, btf_id_attach, ctx_access, jit, analysis (the analysis
 	// could not decide). docs/predictions.md describes each.
 	Kind string
 	// Reasons say what, the first first (at least one): the helper, the

@@ -325,3 +325,41 @@ func TestReadOnlyDataBefore52(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsBefore416: before Linux 4.16 a program with a bpf-to-bpf call
+// or a callback fails for it, first (cilium/ebpf refuses it before the
+// kernel sees it: on the booted 4.15 kernel, "bpf2bpf calls not
+// supported"); from 4.16 no program fails for it. Which programs have
+// one is read from their instructions here.
+func TestCallsBefore416(t *testing.T) {
+	k := kerneltest.ByName(t, "6.1.0-47-amd64")
+	targets := []*btf.Spec{kernelSpec(t, k)}
+	for _, name := range []string{"guards-el.o", "features/loop-el.o"} {
+		path := filepath.Join(kerneltest.Dir(), "objects", name)
+		coll, relos := object(t, path)
+		calls := 0
+		for _, release := range []string{"4.15.17", "4.16.0"} {
+			opts := &Options{Release: release, Kernel: NewKernel(targets, nil)}
+			for _, p := range Collection(name, coll, relos, k.Name, targets, opts) {
+				has := slices.ContainsFunc(coll.Programs[p.Program].Instructions, func(ins asm.Instruction) bool {
+					return ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer()
+				})
+				got := slices.ContainsFunc(p.Reasons, func(r Reason) bool { return r.Kind == KindCall })
+				switch {
+				case release == "4.16.0" && got:
+					t.Errorf("%s %s on %s: %q", name, p.Program, release, p.Reasons)
+				case release == "4.15.17" && got != has:
+					t.Errorf("%s %s on %s: calls %v, reasons %q", name, p.Program, release, has, p.Reasons)
+				case release == "4.15.17" && has && (p.Verdict != Fails || p.Reasons[0].Kind != KindCall):
+					t.Errorf("%s %s on %s: %s %q, want fails for its call first", name, p.Program, release, p.Verdict, p.Reasons)
+				}
+				if has {
+					calls++
+				}
+			}
+		}
+		if calls == 0 {
+			t.Errorf("%s: no program with a call; the test checks nothing", name)
+		}
+	}
+}

@@ -33,6 +33,9 @@ const (
 	// KindCtxAccess: a load cilium/ebpf's fixups leave at an offset a
 	// 32-bit kernel's verifier refuses for its size.
 	KindCtxAccess Kind = "ctx_access"
+	// KindCall: a bpf-to-bpf call or callback (BPF_PSEUDO_CALL,
+	// BPF_PSEUDO_FUNC) on a kernel before 4.16, which has neither.
+	KindCall Kind = "bpf_call"
 	// KindJIT: a callback or bpf-to-bpf call that the kernel's JIT
 	// cannot compile and its interpreter refuses or lacks (x86-32).
 	KindJIT Kind = "jit"

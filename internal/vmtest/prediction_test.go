@@ -74,6 +74,7 @@ func outcomeOf(l vmtest.ProgramLoad) outcome {
 //	global_data   unrecognized bpf_ld_imm64 insn; map create (of .rodata)
 //	ctx_access    invalid bpf_context access off=12 size=8
 //	jit           callbacks are not allowed in non-JITed programs
+//	bpf_call      bpf2bpf calls not supported (requires >= v4.16)
 //	prog_type, attach_type: load program: invalid argument
 var kindErrors = map[predict.Kind][]string{
 	predict.KindHelper:      {"invalid func", "unknown func", "invalid return type", "func_info", "callback"},
@@ -83,6 +84,7 @@ var kindErrors = map[predict.Kind][]string{
 	predict.KindGlobalData:  {"bpf_ld_imm64", "map create"},
 	predict.KindCtxAccess:   {"invalid bpf_context access"},
 	predict.KindJIT:         {"non-JITed", "not supported"},
+	predict.KindCall:        {"bpf2bpf calls not supported"},
 	predict.KindProgType:    {"invalid argument"},
 	predict.KindAttachType:  {"invalid argument"},
 }
