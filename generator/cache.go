@@ -46,7 +46,7 @@ import (
 type kernelCache struct {
 	c      *cache.Cache
 	tool   []byte              // digest of the running btfembed and its dependencies
-	byArch map[string]*objects // the objects each kernel architecture pairs with
+	byArch map[string]*objects // the objects each kernel architecture pairs with, set once they are loaded
 
 	sets sync.Map // *objects -> *relocationSet
 
@@ -62,7 +62,7 @@ type kernelCache struct {
 	resultHits, btfHits atomic.Int64
 }
 
-func openKernelCache(dir string, byArch map[string]*objects, verify bool) (*kernelCache, error) {
+func openKernelCache(dir string, verify bool) (*kernelCache, error) {
 	c, err := cache.Open(dir)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func openKernelCache(dir string, byArch map[string]*objects, verify bool) (*kern
 	if err != nil {
 		return nil, err
 	}
-	return &kernelCache{c: c, tool: tool[:], byArch: byArch, verify: verify}, nil
+	return &kernelCache{c: c, tool: tool[:], verify: verify}, nil
 }
 
 // warnings are the cache's problems, for Result.Warnings. kc may be nil.

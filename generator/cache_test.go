@@ -94,9 +94,10 @@ func TestCacheRerun(t *testing.T) {
 // here), with the bytes of a run without a cache. A whole-run entry
 // swapped for another entry's bytes is refused with a warning and the
 // run recomputed; verify mode never takes the whole run, and a run with
-// other arguments has another key.
+// other arguments has another key. The rerun, which loads no object,
+// still warns about the object without CO-RE relocations.
 func TestCacheWholeRun(t *testing.T) {
-	objs := testObjects(t)
+	objs := append(testObjects(t), filepath.Join(kerneltest.CiliumTestdata(t), "tags-el.elf"))
 	dir := t.TempDir()
 	args := Args{Objects: objs, Corpus: testRoots(), Kernels: testKernels(), CacheDir: dir}
 	run(t, args)
@@ -117,6 +118,7 @@ func TestCacheWholeRun(t *testing.T) {
 	if rep.CachedResults != len(rep.Kernels) {
 		t.Errorf("whole rerun: %d of %d kernels from the cache", rep.CachedResults, len(rep.Kernels))
 	}
+	warned(t, runResult(t, args), "tags-el.elf: no CO-RE relocations")
 
 	verify := args
 	verify.CacheVerify = true

@@ -161,7 +161,7 @@ func TestCacheForged(t *testing.T) {
 
 	// The encoded payload is cached too, keyed by the entries: a forged
 	// one is bytes no oracle checks, so verify mode encodes again.
-	kc, err := openKernelCache(dir, nil, false)
+	kc, err := openKernelCache(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}

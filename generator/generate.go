@@ -99,27 +99,13 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if err := args.check(); err != nil {
 		return nil, err
 	}
-	all, err := loadObjects(args.Objects)
-	if err != nil {
-		return nil, err
-	}
-	byArch, err := all.pair(args.ObjectArches)
-	if err != nil {
-		return nil, err
-	}
-	arches, err := kernelArches(byArch, args.Arch)
-	if err != nil {
-		return nil, err
-	}
-	// The cache is an optimization: a cache that cannot be used is a
-	// warning, and the run goes on without it.
-	var kc *kernelCache
-	var warnings []string
-	if args.CacheDir != "" {
-		if kc, err = openKernelCache(args.CacheDir, byArch, args.CacheVerify); err != nil {
-			warnings = append(warnings, fmt.Sprintf("%v; running without the cache", err))
-			kc = nil
-		}
+	// Pairing reads the objects' ELF headers only, so an identical rerun
+	// takes the whole run from the cache without loading them; its
+	// errors wait for loading's, which say more about a bad object.
+	pairings, pairErr := pairAll(args.Objects, args.ObjectArches)
+	var arches []string
+	if pairErr == nil {
+		arches, pairErr = kernelArches(pairings, args.Arch)
 	}
 	workers := args.Workers
 	if workers <= 0 {
@@ -129,12 +115,24 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if progress == nil {
 		progress = noProgress{}
 	}
-
-	var runKey cache.Key
-	whole := false
-	if kc != nil {
+	// The cache is an optimization: a cache that cannot be used is a
+	// warning, and the run goes on without it.
+	var (
+		kc       *kernelCache
+		warnings []string
+		err      error
+		runKey   cache.Key
+		whole    bool
+	)
+	if args.CacheDir != "" {
+		if kc, err = openKernelCache(args.CacheDir, args.CacheVerify); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%v; running without the cache", err))
+			kc = nil
+		}
+	}
+	if kc != nil && pairErr == nil {
 		runKey, whole = kc.runKey(ctx, args, arches)
-		if res := kc.wholeRun(runKey, whole, args); res != nil {
+		if res, objWarnings := kc.wholeRun(runKey, whole, args); res != nil {
 			progress.Total(len(res.Report.Kernels))
 			for _, k := range res.Report.Kernels {
 				progress.Done(k.key(), nil)
@@ -142,9 +140,21 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 			res.kc = kc
 			res.Report.CachedResults = len(res.Report.Kernels)
 			res.Report.Duration = time.Since(start)
-			res.Warnings = append(append(objectWarnings(all), warnings...), kc.warnings()...)
+			res.Warnings = append(append(objWarnings, warnings...), kc.warnings()...)
 			return res, nil
 		}
+	}
+
+	all, err := loadObjects(args.Objects)
+	if err != nil {
+		return nil, err
+	}
+	if pairErr != nil {
+		return nil, pairErr
+	}
+	byArch := all.byArch(pairings)
+	if kc != nil {
+		kc.byArch = byArch
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -233,7 +243,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		res.Report.CachedBTF = int(kc.btfHits.Load())
 	}
 	if whole {
-		kc.storeRun(runKey, res)
+		kc.storeRun(runKey, res, objectWarnings(all))
 	}
 	res.Report.Duration = time.Since(start)
 	res.Warnings = append(append(objectWarnings(all), warnings...), kc.warnings()...)

@@ -3,7 +3,6 @@ package generator
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,13 +136,13 @@ func archesFor(pairings []pairing) []string {
 	return arches
 }
 
-// pair decides the kernels every object pairs with, narrowed by
-// Args.ObjectArches, and returns for each kernel architecture the objects
-// its kernels are checked against. Architectures with the same objects
-// share one *objects.
-func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) {
-	pairings := make([]pairing, len(o.names))
-	for i, name := range o.names {
+// pairAll decides from their ELF headers the kernels every object pairs
+// with, narrowed by Args.ObjectArches: nothing else of the objects is
+// read, so an identical rerun knows its architectures before loading
+// them.
+func pairAll(names []string, narrow map[string][]string) ([]pairing, error) {
+	pairings := make([]pairing, len(names))
+	for i, name := range names {
 		header, err := bpfobj.ReadHeader(name)
 		if err != nil {
 			return nil, err
@@ -171,6 +170,13 @@ func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) 
 		}
 		pairings[i] = p
 	}
+	return pairings, nil
+}
+
+// byArch returns for each kernel architecture the objects (o, loaded, in
+// the order of pairings) its kernels are checked against.
+// Architectures with the same objects share one *objects.
+func (o *objects) byArch(pairings []pairing) map[string]*objects {
 	byArch := map[string]*objects{}
 	shared := map[string]*objects{}
 	for _, a := range archesFor(pairings) {
@@ -186,13 +192,14 @@ func (o *objects) pair(narrow map[string][]string) (map[string]*objects, error) 
 		}
 		byArch[a] = shared[id]
 	}
-	return byArch, nil
+	return byArch
 }
 
 // kernelArches lists the architectures to read kernels of: those some
-// object pairs with, narrowed to the filter when it is not empty.
-func kernelArches(byArch map[string]*objects, filter []string) ([]string, error) {
-	arches := slices.Sorted(maps.Keys(byArch))
+// object pairs with (pairings), narrowed to the filter when it is not
+// empty.
+func kernelArches(pairings []pairing, filter []string) ([]string, error) {
+	arches := archesFor(pairings)
 	if len(filter) == 0 {
 		return arches, nil
 	}

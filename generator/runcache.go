@@ -72,38 +72,47 @@ func (kc *kernelCache) runKey(ctx context.Context, args *Args, arches []string) 
 	return cache.NewKey(parts...), true
 }
 
-// wholeRun returns the cached result of the run keyed key, nil if the
-// run is not whole (see runKey), there is none, or it cannot be used (a
-// warning then says why). It goes
-// through Merge, which checks every kernel of it as it checks a shard's
-// part, so a damaged entry is a miss rather than a wrong payload.
-func (kc *kernelCache) wholeRun(key cache.Key, whole bool, args *Args) *Result {
+// wholeRun returns the cached result of the run keyed key and the
+// objects' warnings it was made with; nil if the run is not whole (see
+// runKey), there is none, or it cannot be used (a warning then says
+// why). It goes through Merge, which checks every kernel of it as it
+// checks a shard's part, so a damaged entry is a miss rather than a wrong
+// payload.
+func (kc *kernelCache) wholeRun(key cache.Key, whole bool, args *Args) (*Result, []string) {
 	if !whole {
-		return nil
+		return nil, nil
 	}
 	data, ok := kc.c.Get(key)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	res, _, err := Merge([]Part{{Name: "cached run " + key.String(), Data: data}})
+	res, meta, err := Merge([]Part{{Name: "cached run " + key.String(), Data: data}})
+	var warnings []string
+	if err == nil {
+		err = json.Unmarshal(meta, &warnings)
+	}
 	if err == nil && !slices.Equal(res.Report.Objects, args.Objects) {
 		err = errors.New("its objects differ")
 	}
 	if err != nil {
 		kc.c.Warn("cache: whole-run result not used: %v; recomputed", err)
-		return nil
+		return nil, nil
 	}
-	return res
+	return res, warnings
 }
 
-// storeRun keeps res, a whole run's verified result, under key.
-func (kc *kernelCache) storeRun(key cache.Key, res *Result) {
+// storeRun keeps res, a whole run's verified result, under key, with the
+// objects' warnings, which a rerun gives without loading the objects.
+func (kc *kernelCache) storeRun(key cache.Key, res *Result, warnings []string) {
+	meta, err := json.Marshal(warnings)
 	var b bytes.Buffer
-	if err := res.WritePart(&b, nil); err != nil {
-		kc.c.Warn("cache: whole-run result not stored: %v", err)
-		return
+	if err == nil {
+		err = res.WritePart(&b, meta)
 	}
-	if err := kc.c.Put(key, b.Bytes()); err != nil {
+	if err == nil {
+		err = kc.c.Put(key, b.Bytes())
+	}
+	if err != nil {
 		kc.c.Warn("cache: whole-run result not stored: %v", err)
 	}
 }
