@@ -3,7 +3,7 @@ package generator
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +19,7 @@ type shardInfo struct {
 }
 
 // partMagic opens a part file; the number changes with its format.
-var partMagic = []byte("btfembed part 1\n")
+var partMagic = []byte("btfembed part 2\n")
 
 // part is what one shard's run hands to Merge: every kernel's result
 // before encoding, and what the run skipped.
@@ -58,11 +58,14 @@ func (r *Result) WritePart(w io.Writer, meta []byte) error {
 	return err
 }
 
-// encode is the part file: magic, gob, SHA-256 trailer.
+// encode is the part file: magic, JSON, SHA-256 trailer. JSON and not
+// gob: a part is untrusted input, and gob allocates what a slice's
+// length claims before reading it (up to 1 GiB from a few bytes; the
+// fuzz target stalled on it), where JSON grows with what it reads.
 func (p *part) encode() ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(partMagic)
-	if err := gob.NewEncoder(&b).Encode(p); err != nil {
+	if err := json.NewEncoder(&b).Encode(p.toWire()); err != nil {
 		return nil, fmt.Errorf("encode part: %w", err)
 	}
 	sum := sha256.Sum256(b.Bytes())
@@ -82,11 +85,15 @@ func readPart(name string, data []byte) (*part, error) {
 	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
 		return nil, fmt.Errorf("%w: %s is damaged (checksum mismatch)", ErrPart, name)
 	}
-	var p part
-	if err := gob.NewDecoder(bytes.NewReader(body[len(partMagic):])).Decode(&p); err != nil {
+	var w partWire
+	if err := json.Unmarshal(body[len(partMagic):], &w); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPart, name, err)
 	}
-	return &p, nil
+	p, err := w.fromWire()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrPart, name, err)
+	}
+	return p, nil
 }
 
 // Part is one shard's output as Merge reads it.

@@ -16,7 +16,7 @@ import (
 )
 
 // shardParts runs Generate once per shard of n and returns the parts.
-func shardParts(t *testing.T, objs []string, n int) []Part {
+func shardParts(t testing.TB, objs []string, n int) []Part {
 	t.Helper()
 	var parts []Part
 	for i := range n {

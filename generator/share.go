@@ -14,15 +14,28 @@ import (
 // Not safe for concurrent use.
 type sharer struct {
 	blobs    map[[sha256.Size]byte][]byte
-	programs map[string][]ProgramReport
-	relocs   map[string][]RelocationReport
+	programs rowLists[ProgramReport]
+	relocs   rowLists[RelocationReport]
+}
+
+// rowLists are the distinct row lists seen, by their spelling, and by
+// the address of their first row: a list that is already shared (read
+// from a part, where each distinct list is stored once) is found without
+// spelling it again.
+type rowLists[T any] struct {
+	bySpelling map[string][]T
+	at         map[*T][]T
+}
+
+func newRowLists[T any]() rowLists[T] {
+	return rowLists[T]{bySpelling: map[string][]T{}, at: map[*T][]T{}}
 }
 
 func newSharer() *sharer {
 	return &sharer{
 		blobs:    map[[sha256.Size]byte][]byte{},
-		programs: map[string][]ProgramReport{},
-		relocs:   map[string][]RelocationReport{},
+		programs: newRowLists[ProgramReport](),
+		relocs:   newRowLists[RelocationReport](),
 	}
 }
 
@@ -58,10 +71,19 @@ func (s *sharer) blob(b []byte) []byte {
 
 // shared returns rows, or an earlier list of equal rows from seen; write
 // spells one row unambiguously for the comparison.
-func shared[T any](seen map[string][]T, rows []T, write func(*strings.Builder, T)) []T {
+func shared[T any](seen rowLists[T], rows []T, write func(*strings.Builder, T)) []T {
 	if rows == nil {
 		return nil
 	}
+	if old, ok := seen.at[&rows[0]]; ok && len(old) == len(rows) {
+		return old
+	}
+	out := spelled(seen.bySpelling, rows, write)
+	seen.at[&rows[0]] = out
+	return out
+}
+
+func spelled[T any](seen map[string][]T, rows []T, write func(*strings.Builder, T)) []T {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d\x00", len(rows))
 	for _, r := range rows {
