@@ -23,6 +23,10 @@ func TestWriteJSONLikeEncoder(t *testing.T) {
 		{"nil kernels", Report{Objects: []string{"x.o"}}},
 		{"no kernels", Report{Kernels: []KernelReport{}, Blobs: 0}},
 		{"one kernel", Report{Objects: []string{"x.o", "y.o"}, Kernels: []KernelReport{kernel}, Blobs: 1, PayloadBytes: 300}},
+		{"kernels sharing rows, empty lists", Report{
+			Objects: []string{"x.o"}, Kernels: []KernelReport{kernel, kernel, {Arch: "arm64", Release: "6.1", Programs: []ProgramReport{}, Objects: kernel.Objects}},
+			Blobs: 1, PayloadBytes: 300,
+		}},
 		{"two kernels and skipped", Report{
 			Objects: []string{"x.o"}, Kernels: []KernelReport{kernel, {Arch: "arm64", Release: "6.1"}},
 			Skipped: []Skipped{{Path: "c", Error: "bad\tmagic"}}, Blobs: 2, PayloadBytes: 500,
