@@ -78,6 +78,10 @@ func (p *part) encode() ([]byte, error) {
 var ErrPart = errors.New("bad part")
 
 func readPart(name string, data []byte) (*part, error) {
+	if other, ok := bytes.CutPrefix(data, []byte("btfembed part ")); ok && !bytes.HasPrefix(data, partMagic) {
+		version, _, _ := bytes.Cut(other, []byte("\n"))
+		return nil, fmt.Errorf("%w: %s is a part of format %.8q, this btfembed merges format %s: merge with the btfembed that wrote it", ErrPart, name, version, bytes.TrimSpace(partMagic[len("btfembed part "):]))
+	}
 	if len(data) < len(partMagic)+sha256.Size || !bytes.HasPrefix(data, partMagic) {
 		return nil, fmt.Errorf("%w: %s is not a btfembed part", ErrPart, name)
 	}

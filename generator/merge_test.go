@@ -99,12 +99,16 @@ func TestMergeRejects(t *testing.T) {
 		{"damaged", []Part{parts[0], {Name: "damaged", Data: damaged}}},
 		{"truncated", []Part{parts[0], {Name: "truncated", Data: parts[1].Data[:100]}}},
 		{"not a part", []Part{parts[0], {Name: "junk", Data: []byte("hello")}}},
+		{"an older format", []Part{parts[0], {Name: "old", Data: append([]byte("btfembed part 1\n"), parts[1].Data[len(partMagic):]...)}}},
 		{"other objects", []Part{parts[0], other[1]}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Merge(tc.parts)
 			if !errors.Is(err, ErrPart) {
 				t.Fatalf("error %v, want one wrapping ErrPart", err)
+			}
+			if tc.name == "an older format" && !strings.Contains(err.Error(), "merge with the btfembed that wrote it") {
+				t.Errorf("error %v does not say which btfembed merges it", err)
 			}
 		})
 	}
