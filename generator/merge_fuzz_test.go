@@ -10,11 +10,12 @@ import (
 // FuzzMerge feeds mutated parts to Merge, the SHA-256 trailer recomputed
 // so that mutations reach the decoder: a part comes from another machine
 // of a CI matrix. Any error must wrap ErrPart or ErrNoKernels; a panic
-// fails. The seeds are testdata/fuzz/FuzzMerge (a part of the testdata
-// run) and, outside fuzzing, a part made now, in the current format:
-// making it in every fuzzing worker, instrumented, stalled the fuzzer.
+// fails. The seeds are testdata/fuzz/FuzzMerge (parts of one kernel and
+// of the testdata run) and, outside fuzzing, a part made now, in the
+// current format: making it in every fuzzing worker, instrumented,
+// stalled the fuzzer.
 func FuzzMerge(f *testing.F) {
-	if fl := flag.Lookup("test.fuzz"); fl == nil || fl.Value.String() == "" {
+	if !fuzzing() {
 		f.Add(shardParts(f, testObjects(f), 1)[0].Data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -27,4 +28,11 @@ func FuzzMerge(f *testing.F) {
 			t.Fatalf("error %v wraps neither ErrPart nor ErrNoKernels", err)
 		}
 	})
+}
+
+// fuzzing says the test binary fuzzes: the coordinator has -test.fuzz,
+// its workers -test.fuzzworker.
+func fuzzing() bool {
+	fz, worker := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
+	return fz != nil && fz.Value.String() != "" || worker != nil && worker.Value.String() == "true"
 }
