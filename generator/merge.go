@@ -62,10 +62,12 @@ func (r *Result) WritePart(w io.Writer, meta []byte) error {
 // gob: a part is untrusted input, and gob allocates what a slice's
 // length claims before reading it (up to 1 GiB from a few bytes; the
 // fuzz target stalled on it), where JSON grows with what it reads.
-func (p *part) encode() ([]byte, error) {
+func (p *part) encode() ([]byte, error) { return p.toWire().encode() }
+
+func (w *partWire) encode() ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(partMagic)
-	if err := json.NewEncoder(&b).Encode(p.toWire()); err != nil {
+	if err := json.NewEncoder(&b).Encode(w); err != nil {
 		return nil, fmt.Errorf("encode part: %w", err)
 	}
 	sum := sha256.Sum256(b.Bytes())

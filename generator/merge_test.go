@@ -175,3 +175,47 @@ func TestMergeCrafted(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeWireNumbers: a part's kernels refer to its blobs and row lists
+// by number, and a crafted part may number anything: a number outside
+// its table is an error naming it, and an empty row list, which a part
+// never writes (it writes 0), is taken as no rows rather than a crash.
+func TestMergeWireNumbers(t *testing.T) {
+	good := shardParts(t, testObjects(t), 1)[0]
+	for _, tc := range []struct {
+		name, want string
+		craft      func(w *partWire)
+	}{
+		{"blob beyond the table", "blob", func(w *partWire) { w.Kernels[0].VMLinux = len(w.Blobs) + 1 }},
+		{"negative blob", "blob", func(w *partWire) { w.Kernels[0].VMLinux = -1 }},
+		{"row list beyond the table", "row list", func(w *partWire) { w.Kernels[0].Rows[1] = len(w.Relocations) + 1 }},
+		{"empty row list", "", func(w *partWire) {
+			w.Programs = append(w.Programs, []ProgramReport{})
+			for i := range w.Kernels {
+				w.Kernels[i].Rows[0] = len(w.Programs)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := readPart(good.Name, good.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := p.toWire()
+			tc.craft(w)
+			data, err := w.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _, err := Merge([]Part{{Name: "crafted", Data: data}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tc.want == "" && slices.ContainsFunc(res.Report.Kernels, func(k KernelReport) bool { return len(k.Programs) != 0 }):
+				t.Error("a kernel kept programs the part did not give it")
+			case tc.want != "" && (!errors.Is(err, ErrPart) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want ErrPart saying %q", err, tc.want)
+			}
+		})
+	}
+}

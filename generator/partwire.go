@@ -74,9 +74,10 @@ func (p *part) toWire() *partWire {
 	return w
 }
 
-// number returns the number of rows in lists, adding it once.
+// number returns the number of rows in lists, adding it once; 0 for no
+// rows (nil and empty lists are the same in the report's JSON).
 func number[T any](seen map[*T]int, lists *[][]T, rows []T) int {
-	if rows == nil {
+	if len(rows) == 0 {
 		return 0
 	}
 	if n, ok := seen[&rows[0]]; ok && len((*lists)[n-1]) == len(rows) {

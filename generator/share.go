@@ -72,8 +72,8 @@ func (s *sharer) blob(b []byte) []byte {
 // shared returns rows, or an earlier list of equal rows from seen; write
 // spells one row unambiguously for the comparison.
 func shared[T any](seen rowLists[T], rows []T, write func(*strings.Builder, T)) []T {
-	if rows == nil {
-		return nil
+	if len(rows) == 0 {
+		return rows
 	}
 	if old, ok := seen.at[&rows[0]]; ok && len(old) == len(rows) {
 		return old
