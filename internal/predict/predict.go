@@ -56,18 +56,23 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 	memoFor := memoKernel(opts)
 	var out []Prediction
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
+		// The given fixups are asked for once, for the memo and the
+		// prediction both.
 		var (
+			given  func() ([]btf.COREFixup, error)
 			fixups []btf.COREFixup
 			memo   bool // the fixups are known: memo the prediction
 		)
-		if memoFor != "" {
-			var err error
-			fixups, err = opts.Fixups(name)
-			memo = err == nil
-			if p, ok := opts.Memo.get(name, memoFor, fixups); memo && ok {
-				p.Object, p.Kernel = object, kernel
-				out = append(out, p)
-				continue
+		if opts.Fixups != nil {
+			fx, err := opts.Fixups(name)
+			given = func() ([]btf.COREFixup, error) { return fx, err }
+			if memoFor != "" && err == nil {
+				if p, ok := opts.Memo.get(name, memoFor, fx); ok {
+					p.Object, p.Kernel = object, kernel
+					out = append(out, p)
+					continue
+				}
+				fixups, memo = fx, true
 			}
 		}
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
@@ -75,7 +80,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll, coll.Programs[name], relos, targets, ids, m, opts)
+		program(&p, coll, coll.Programs[name], relos, targets, ids, given, m, opts)
 		if memo {
 			opts.Memo.put(name, memoFor, fixups, p)
 		}
@@ -86,16 +91,13 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 
 // program predicts one program into p: its verdict and, for reuse (see
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
-// whether btf.CORERelocate refused them.
-func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, m model, opts *Options) {
+// whether btf.CORERelocate refused them. given, if not nil, gives its
+// fixups (Options.Fixups).
+func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options) {
 	at, err := relos.ProgramRelocations(prog)
 	if err != nil {
 		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
-	}
-	var given func() ([]btf.COREFixup, error)
-	if opts.Fixups != nil {
-		given = func() ([]btf.COREFixup, error) { return opts.Fixups(p.Program) }
 	}
 	r, refused, err := relocate(prog, relos, at, targets, typeIDs, given)
 	if err != nil {
