@@ -49,6 +49,9 @@ type kernelCache struct {
 	byArch map[string]*objects // the objects each kernel architecture pairs with, set once they are loaded
 
 	sets sync.Map // *objects -> *relocationSet
+	// digests maps a kernel's path to its digest: the whole-run key
+	// lists the corpus before the run reads it.
+	digests sync.Map
 
 	// pending maps a kernel's path to its digest while it is processed,
 	// for the result to be stored under; hits maps it to the result
@@ -135,6 +138,9 @@ func released(bi *rtdebug.BuildInfo) bool {
 
 // kernelDigest hashes what a kernel's reading depends on.
 func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
+	if d, ok := kc.digests.Load(e.Path); ok {
+		return d.(cache.Key), nil
+	}
 	parts := append([][]byte{kc.tool}, keyParts(e.Key)...)
 	for _, f := range append([]string{e.Path}, e.Modules...) {
 		d, err := kc.c.FileDigest(f)
@@ -143,7 +149,9 @@ func (kc *kernelCache) kernelDigest(e *corpus.Entry) (cache.Key, error) {
 		}
 		parts = append(parts, []byte(filepath.Base(f)), d[:])
 	}
-	return cache.NewKey(parts...), nil
+	key := cache.NewKey(parts...)
+	kc.digests.Store(e.Path, key)
+	return key, nil
 }
 
 // keyParts are a kernel key's fields, as cache keys hash them.

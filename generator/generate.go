@@ -131,7 +131,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		}
 	}
 	if kc != nil && pairErr == nil {
-		runKey, whole = kc.runKey(ctx, args, arches)
+		runKey, whole = kc.runKey(ctx, args, arches, workers)
 		if res, objWarnings := kc.wholeRun(runKey, whole, args); res != nil {
 			progress.Total(len(res.Report.Kernels))
 			for _, k := range res.Report.Kernels {

@@ -19,7 +19,7 @@ var errNotWhole = errors.New("not a whole-run candidate")
 // arguments that shape the output, every object's name and bytes, and
 // every corpus entry the run reads, by path and by the digest of its
 // files (the same digest as its per-kernel entries, through the stat
-// index, so a kernel file is not read again). An identical rerun, the
+// index, kept for the run's reading of the corpus on a miss). An identical rerun, the
 // usual go:generate that changed nothing, finds the whole result under
 // it and skips the per-kernel work: pairing results with the objects'
 // relocation groups, rebuilding report rows and predicting every
@@ -30,7 +30,7 @@ var errNotWhole = errors.New("not a whole-run candidate")
 // path does not tell its release, a file cannot be read), or the run is
 // one shard (its part is its output): the run is then made kernel by
 // kernel, as without the whole-run entry.
-func (kc *kernelCache) runKey(ctx context.Context, args *Args, arches []string) (_ cache.Key, ok bool) {
+func (kc *kernelCache) runKey(ctx context.Context, args *Args, arches []string, workers int) (_ cache.Key, ok bool) {
 	if kc.verify || args.Shards > 1 {
 		return cache.Key{}, false
 	}
@@ -62,7 +62,7 @@ func (kc *kernelCache) runKey(ctx context.Context, args *Args, arches []string) 
 		}
 		return &corpus.Kernel{Key: e.Key, Path: e.Path, VMLinux: kd[:]}, nil
 	}
-	opts := &corpus.Options{Workers: 1, Strict: true, Arch: arches, Release: args.Kernels, ReadEntry: listed}
+	opts := &corpus.Options{Workers: workers, Strict: true, Arch: arches, Release: args.Kernels, ReadEntry: listed}
 	for k, err := range corpus.Read(ctx, args.Corpus, opts) {
 		if err != nil {
 			return cache.Key{}, false
