@@ -277,19 +277,16 @@ func (p *Payload) dict(d, base DictRecord, bud *Budget) ([]byte, error) {
 	}
 	ld.once.Do(func() {
 		defer ld.done.Store(true)
-		var content []byte
-		var err error
+		var preset []byte // the base's content, if any
 		if base.ID != 0 {
 			// readBlock guarantees the base has no base itself.
-			var bc []byte
-			if bc, err = p.dict(base, DictRecord{}, bud); err != nil {
+			var err error
+			if preset, err = p.dict(base, DictRecord{}, bud); err != nil {
 				ld.err = err
 				return
 			}
-			content, err = inflate(bc, p.data[d.Off:d.Off+d.N], d.RawLen)
-		} else {
-			content, err = inflate(nil, p.data[d.Off:d.Off+d.N], d.RawLen)
 		}
+		content, err := inflate(preset, p.data[d.Off:d.Off+d.N], d.RawLen)
 		if err != nil {
 			ld.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
 			return
