@@ -7,12 +7,17 @@
 # then the packages that account for the growth in symbol bytes
 # (go tool nm -size), largest first. The payload is examples/execsnoop's,
 # so the figure is the runtime's code, not the embedded BTF.
-# Usage: scripts/agent-size.sh
+# Usage: scripts/agent-size.sh   (KEEP=1 keeps the two binaries and
+# says where, for readelf or go tool nm)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export GOOS=linux GOARCH=${GOARCH:-amd64} CGO_ENABLED=0
 work=$(mktemp -d)
-trap "${KEEP:+echo kept $work; :} rm -rf $work" EXIT
+if [ -n "${KEEP:-}" ]; then
+	trap 'echo "kept $work"' EXIT
+else
+	trap 'rm -rf "$work"' EXIT
+fi
 ebpfv=$(cd "$root" && go list -m -f '{{.Version}}' github.com/cilium/ebpf)
 mkdir -p "$work/with" "$work/without"
 cat >"$work/go.mod" <<MOD
