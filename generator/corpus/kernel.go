@@ -19,6 +19,11 @@ type Kernel struct {
 	VMLinux []byte
 	// Modules are sorted by name.
 	Modules []Module
+
+	// spec is the parse that checked VMLinux. Holding it keeps it for
+	// the generator's own parse of the same bytes, which rawbtf then
+	// answers without indexing them again.
+	spec *btfSpec
 }
 
 // checkNames checks every string of a kernel that becomes a path element

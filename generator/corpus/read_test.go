@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 func TestReadTestCorpus(t *testing.T) {
@@ -35,6 +37,10 @@ func TestReadTestCorpus(t *testing.T) {
 		}
 		if len(k.Modules) != 0 {
 			t.Errorf("%s: %d modules, want none", k.Key, len(k.Modules))
+		}
+		// The generator's parse gets the reader's back (see parseKernel).
+		if again, err := rawbtf.Parse(k.VMLinux, nil); err != nil || again != k.spec {
+			t.Errorf("%s: a second parse of the kernel's BTF gave %p, %v; want the reader's %p", k.Key, again, err, k.spec)
 		}
 	}
 }

@@ -9,6 +9,18 @@ import (
 
 type btfSpec = rawbtf.Spec
 
+// parseKernel validates a kernel's vmlinux BTF. The parse is shared: the
+// generator's parse of the same bytes, while the Kernel holds this one,
+// gets it back from rawbtf instead of indexing the blob again. Nothing
+// modifies a Kernel's VMLinux, as sharing requires.
+func parseKernel(vmlinux []byte) (*btfSpec, error) {
+	s, err := rawbtf.ParseShared(vmlinux)
+	if err != nil {
+		return nil, fmt.Errorf("parse BTF: %w", err)
+	}
+	return s, nil
+}
+
 // countTypes returns the number of types a validated spec defines itself.
 func countTypes(s *rawbtf.Spec) int { return int(s.NextID() - s.FirstID()) }
 
