@@ -11,6 +11,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
@@ -208,7 +209,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 // then the modules that offer candidates: what the oracle and the load
 // prediction relocate against.
 func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error) {
-	full, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
+	full, err := btfload.Spec(k.VMLinux)
 	if err != nil {
 		return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
 	}

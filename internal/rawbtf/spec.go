@@ -16,17 +16,18 @@ const maxTypeID = 0xfffff
 // A Spec is immutable after Parse and safe for concurrent use. It retains
 // the data passed to Parse, which the caller must not modify.
 type Spec struct {
-	raw     []byte
-	bo      binary.ByteOrder
-	big     bool // bo is big-endian: u32 decodes without an interface call
-	hdr     Header
-	types   []byte   // the type section
-	strs    []byte   // the string section
-	layouts []layout // from the layout section, indexed by kind; nil if absent
-	offsets []uint32 // offsets[i] is where type firstID+i starts in types
-	base    *Spec
-	firstID TypeID
-	strBase uint32 // string offsets below this are the base's
+	raw      []byte
+	bo       binary.ByteOrder
+	big      bool // bo is big-endian: u32 decodes without an interface call
+	hdr      Header
+	types    []byte   // the type section
+	strs     []byte   // the string section
+	layouts  []layout // from the layout section, indexed by kind; nil if absent
+	offsets  []uint32 // offsets[i] is where type firstID+i starts in types
+	datasecs []TypeID // the data sections, found while indexing
+	base     *Spec
+	firstID  TypeID
+	strBase  uint32 // string offsets below this are the base's
 
 	namesOnce sync.Once
 	names     []uint64 // essential-name index, see packEntry
@@ -149,6 +150,9 @@ func (s *Spec) indexTypes() error {
 	var maxName, maxRef uint32
 	for off := 0; off < len(s.types); {
 		k, vlen, size, _ := s.frame(off, 0)
+		if k == KindDatasec {
+			s.datasecs = append(s.datasecs, s.firstID+TypeID(len(s.offsets)))
+		}
 		s.offsets = append(s.offsets, uint32(off))
 		name, ref := s.maxOffsets(k, vlen, s.types[off:off+size])
 		maxName, maxRef = max(maxName, name), max(maxRef, ref)
@@ -367,6 +371,9 @@ func (s *Spec) NextID() TypeID { return s.firstID + TypeID(len(s.offsets)) }
 
 // Raw is the blob as passed to Parse.
 func (s *Spec) Raw() []byte { return s.raw[:s.hdr.Size()] }
+
+// Datasecs returns the IDs of the blob's own data sections, in order.
+func (s *Spec) Datasecs() []TypeID { return s.datasecs }
 
 // Header is the blob's header.
 func (s *Spec) Header() Header { return s.hdr }

@@ -1,0 +1,164 @@
+// Package btfload gives cilium/ebpf a kernel's raw BTF that is already in
+// memory with one copy instead of io.ReadAll's several.
+//
+// btf.LoadSpecFromReader reads raw BTF with io.ReadAll, which reads into a
+// chain of growing chunks and then copies them into a buffer of the final
+// size: for a 5 MB kernel that is about 10 MB of fresh memory and two
+// copies. A generate run loads every kernel's full BTF that way for the
+// oracle and the load prediction, and on a 12-kernel run the ReadAll was
+// a fifth of the CPU, most of it faulting in that memory. The same call
+// reads an ELF file's .BTF section into one buffer of the section's size.
+// So Spec shows cilium/ebpf the blob as the only section of a small ELF
+// file: the ELF's header and tables are a few hundred bytes beside the
+// blob, and ReadAt serves every range from where it lives, without
+// copying the blob first.
+//
+// Through ELF, cilium/ebpf differs from raw BTF in one respect: it fills
+// in a data section whose BTF size is zero from the ELF's section and
+// symbol tables (as a BPF object's .data needs), and fails when the ELF
+// has no such section. Kernels give their data sections sizes; a blob
+// with an empty one is loaded the plain way. The other difference is
+// that Spec's TypeByID then records the data sections it has seen in a
+// map without a lock, so a Spec from here must not be used by several
+// goroutines at once (the generator uses each kernel's from one).
+package btfload
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/rawbtf"
+)
+
+// Spec loads standalone raw BTF as btf.LoadSpecFromReader does, with one
+// copy of raw. raw is not retained.
+func Spec(raw []byte) (*btf.Spec, error) {
+	_, bo, err := rawbtf.ParseHeader(raw)
+	o, ok := bo.(order)
+	if err != nil || !ok || hasEmptyDatasec(raw) {
+		return btf.LoadSpecFromReader(bytes.NewReader(raw))
+	}
+	return btf.LoadSpecFromReader(newWrapper(raw, o))
+}
+
+// hasEmptyDatasec reports whether raw has a data section of size zero,
+// or does not parse (then cilium/ebpf says why, the plain way).
+func hasEmptyDatasec(raw []byte) bool {
+	s, err := rawbtf.Parse(raw, nil)
+	if err != nil {
+		return true
+	}
+	for _, id := range s.Datasecs() {
+		if t, err := s.Type(id); err != nil || t.Size() == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// order is what binary.LittleEndian and binary.BigEndian both are.
+type order interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// The wrapper's layout: the ELF header, raw as section 1 (.BTF), the
+// tables (an empty symbol table with its string table, then the section
+// names) and the section headers.
+const (
+	ehdrSize = 64
+	shdrSize = 64
+	symSize  = 24
+)
+
+// shstrtab holds the section names at the offsets the headers give.
+const shstrtab = "\x00.BTF\x00.symtab\x00.strtab\x00.shstrtab\x00"
+
+const (
+	nameBTF      = 1
+	nameSymtab   = 6
+	nameStrtab   = 14
+	nameShstrtab = 22
+)
+
+// wrapper is an io.ReaderAt over head, raw and tail laid end to end.
+type wrapper struct {
+	parts [3][]byte
+}
+
+func newWrapper(raw []byte, bo order) *wrapper {
+	tablesOff := ehdrSize + uint64(len(raw))
+	pad := (8 - tablesOff%8) % 8
+	symOff := tablesOff + pad
+	strOff := symOff + symSize
+	shstrOff := strOff + 1
+	end := shstrOff + uint64(len(shstrtab))
+	shOff := (end + 7) &^ 7
+
+	tail := make([]byte, pad+symSize) // padding, the null symbol
+	tail = append(tail, 0)            // .strtab
+	tail = append(tail, shstrtab...)
+	tail = append(tail, make([]byte, shOff-end)...)
+	section := func(name uint32, typ elf.SectionType, off, size uint64, link uint32, entsize uint64) {
+		tail = bo.AppendUint32(tail, name)
+		tail = bo.AppendUint32(tail, uint32(typ))
+		tail = bo.AppendUint64(tail, 0) // flags
+		tail = bo.AppendUint64(tail, 0) // address
+		tail = bo.AppendUint64(tail, off)
+		tail = bo.AppendUint64(tail, size)
+		tail = bo.AppendUint32(tail, link)
+		tail = bo.AppendUint32(tail, 0) // info
+		tail = bo.AppendUint64(tail, 1) // alignment
+		tail = bo.AppendUint64(tail, entsize)
+	}
+	section(0, elf.SHT_NULL, 0, 0, 0, 0)
+	section(nameBTF, elf.SHT_PROGBITS, ehdrSize, uint64(len(raw)), 0, 0)
+	section(nameSymtab, elf.SHT_SYMTAB, symOff, symSize, 3, symSize)
+	section(nameStrtab, elf.SHT_STRTAB, strOff, 1, 0, 0)
+	section(nameShstrtab, elf.SHT_STRTAB, shstrOff, uint64(len(shstrtab)), 0, 0)
+
+	data := elf.ELFDATA2LSB
+	if bo.Uint16([]byte{0, 1}) == 1 {
+		data = elf.ELFDATA2MSB
+	}
+	head := []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(data), byte(elf.EV_CURRENT), 0}
+	head = append(head, make([]byte, 8)...)
+	head = bo.AppendUint16(head, uint16(elf.ET_REL))
+	head = bo.AppendUint16(head, uint16(elf.EM_BPF))
+	head = bo.AppendUint32(head, uint32(elf.EV_CURRENT))
+	head = bo.AppendUint64(head, 0) // entry
+	head = bo.AppendUint64(head, 0) // program headers
+	head = bo.AppendUint64(head, shOff)
+	head = bo.AppendUint32(head, 0) // flags
+	head = bo.AppendUint16(head, ehdrSize)
+	head = bo.AppendUint16(head, 0) // program header size
+	head = bo.AppendUint16(head, 0) // program headers
+	head = bo.AppendUint16(head, shdrSize)
+	head = bo.AppendUint16(head, 5) // sections
+	head = bo.AppendUint16(head, 4) // section names
+	return &wrapper{[3][]byte{head, raw, tail}}
+}
+
+func (w *wrapper) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("read at %d: negative offset", off)
+	}
+	n := 0
+	for _, part := range w.parts {
+		if off >= int64(len(part)) {
+			off -= int64(len(part))
+			continue
+		}
+		n += copy(p[n:], part[off:])
+		off = 0
+		if n == len(p) {
+			return n, nil
+		}
+	}
+	return n, io.EOF
+}
