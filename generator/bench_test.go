@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // benchCorpus writes the corpus of scripts/bench-generate-vs-bpftool.sh
@@ -151,14 +154,29 @@ func cpuTime(b *testing.B) time.Duration {
 
 // BenchmarkKernelParse is what each parse of a kernel's BTF costs, once
 // per kernel in a cold run: corereloc.NewTarget (rawbtf's index, for
-// Match and Minimize) and btf.LoadSpecFromReader (cilium/ebpf's lazy
-// load, for the oracle and the prediction against the full BTF).
+// Match and Minimize) and cilium/ebpf's lazy load, for the oracle and
+// the prediction against the full BTF, as the generator calls it
+// (btfload.Spec) and from raw bytes (btf.LoadSpecFromReader).
 func BenchmarkKernelParse(b *testing.B) {
 	k := kerneltest.ByName(b, "6.12.118+deb12-amd64")
 	b.Run("rawbtf", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := corereloc.NewTarget(k.BTF, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("btfload", func(b *testing.B) {
+		// As in process, the kernel's rawbtf index is there already.
+		index, err := rawbtf.ParseShared(k.BTF)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer runtime.KeepAlive(index)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := btfload.Spec(k.BTF); err != nil {
 				b.Fatal(err)
 			}
 		}

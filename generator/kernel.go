@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -107,6 +108,15 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
+	// One rawbtf index of the kernel's BTF serves corereloc's Target and
+	// btfload's check of the blob (and is the corpus reader's, when that
+	// is still alive); held to the end of the kernel, the parses below
+	// find it.
+	index, err := rawbtf.ParseShared(k.VMLinux)
+	if err != nil {
+		return nil, fmt.Errorf("vmlinux BTF: %w", err)
+	}
+	defer runtime.KeepAlive(index)
 	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)

@@ -26,11 +26,14 @@ func keyOf(data []byte) sharedKey {
 	return sharedKey{uintptr(unsafe.Pointer(unsafe.SliceData(data))), len(data)}
 }
 
-// ParseShared parses standalone BTF as Parse does and lets Parse find the
-// result again, for as long as the Spec is alive, when it is given the
-// same slice. data must never be modified afterwards: Parse does not read
-// the bytes again to check.
+// ParseShared parses standalone BTF as Parse does and lets Parse and
+// ParseShared find the result again, for as long as the Spec is alive,
+// when they are given the same slice. data must never be modified
+// afterwards: neither reads the bytes again to check.
 func ParseShared(data []byte) (*Spec, error) {
+	if s := sharedSpec(data); s != nil {
+		return s, nil
+	}
 	s, err := parse(data, nil)
 	if err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
-// TestParseShared checks that Parse gets back the Spec ParseShared made
-// of the same slice while it lives, and only then: not for a copy of the
+// TestParseShared checks that Parse and ParseShared get back the Spec
+// ParseShared made of the same slice while it lives, and only then: not for a copy of the
 // bytes, not for a shorter slice of them, not over a base, and not once
 // the Spec was collected.
 func TestParseShared(t *testing.T) {
@@ -21,6 +21,9 @@ func TestParseShared(t *testing.T) {
 	}
 	if again, err := Parse(raw, nil); err != nil || again != first {
 		t.Fatalf("Parse of the shared slice: %p, %v; want %p", again, err, first)
+	}
+	if again, err := ParseShared(raw); err != nil || again != first {
+		t.Fatalf("ParseShared of the shared slice: %p, %v; want %p", again, err, first)
 	}
 	if other, err := Parse(slices.Clone(raw), nil); err != nil || other == first {
 		t.Fatalf("Parse of a copy: %p, %v; want a Spec of its own", other, err)
