@@ -192,7 +192,7 @@ func match(objs []*Object, targets []*rawbtf.Spec) (*Result, error) {
 
 	res.marks = newMarks()
 	w := &walker{targets: targets}
-	allCands := candidates(targets, names)
+	allCands := candidates(targets, names, essentialNames(objs))
 	table := make([][]candResult, len(d.reps))
 	for _, n := range order {
 		cands := allCands[d.names[n]]
@@ -349,12 +349,13 @@ func (d *distinct) name(u int32, name string) {
 
 // candidates lists, for each of names, the target types whose essential
 // name it is, in vmlinux first, then each module's own types, by ascending
-// ID: the candidates and order of btf.CORERelocate. All names are looked
-// up in one pass over each target.
-func candidates(targets []*rawbtf.Spec, names []string) map[string][]key {
+// ID: the candidates and order of btf.CORERelocate. The targets are asked
+// for all of the objects' names (a superset of names), which they answer
+// in one pass and remember for the oracle's same question.
+func candidates(targets []*rawbtf.Spec, names, all []string) map[string][]key {
 	out := make(map[string][]key, len(names))
 	for i, t := range targets {
-		found := t.LookupEssentialNames(names)
+		found := t.LookupEssentialNames(all)
 		for _, name := range names {
 			for _, id := range found[name] {
 				out[name] = append(out[name], key{i, id})

@@ -169,9 +169,11 @@ func noLocalTypes(btf.Type) (btf.TypeID, error) {
 	return 0, errors.New("local_type_id asked without its program")
 }
 
-// candidateCounts counts, by essential name, the candidates in targets
-// of every named local type of objs.
-func candidateCounts(objs []*Object, targets []*Target) map[string]int {
+// essentialNames are the essential names of the named local types of
+// objs' relocations, each once. Match, Offers and the oracle look up this
+// whole set, so a Target scans its names for it once (see
+// rawbtf.Spec.LookupEssentialNames).
+func essentialNames(objs []*Object) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, obj := range objs {
@@ -182,6 +184,13 @@ func candidateCounts(objs []*Object, targets []*Target) map[string]int {
 			}
 		}
 	}
+	return names
+}
+
+// candidateCounts counts, by essential name, the candidates in targets
+// of every named local type of objs.
+func candidateCounts(objs []*Object, targets []*Target) map[string]int {
+	names := essentialNames(objs)
 	count := make(map[string]int, len(names))
 	for _, t := range targets {
 		for name, ids := range t.spec.LookupEssentialNames(names) {

@@ -40,15 +40,5 @@ func NewTarget(raw []byte, base *Target) (*Target, error) {
 // A module Target that offers none changes no relocation's outcome, so a
 // caller can leave it out of Match and save the decoding.
 func (t *Target) Offers(objs []*Object) bool {
-	var names []string
-	seen := map[string]bool{}
-	for _, obj := range objs {
-		for _, r := range obj.Relocations {
-			if name := rawbtf.EssentialName(r.TypeName); name != "" && !seen[name] {
-				seen[name] = true
-				names = append(names, name)
-			}
-		}
-	}
-	return len(t.spec.LookupEssentialNames(names)) > 0
+	return len(t.spec.LookupEssentialNames(essentialNames(objs))) > 0
 }

@@ -155,13 +155,26 @@ func TestLookupEssentialNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"task_struct", "pt_regs", "sk_buff", "irq_info", "elf_thread_core_info", "no_such_type", "pid_t", "pid_type"}
-	got := s.LookupEssentialNames(names)
-	for _, n := range names {
-		if want := s.TypesByEssentialName(n); !slices.Equal(got[n], want) {
-			t.Errorf("%s: batch %v, index %v", n, got[n], want)
+	// Asked in three steps, so that later calls are answered partly from
+	// what earlier ones found: a subset, then a set that overlaps it,
+	// then all of them again.
+	for _, ask := range [][]string{names[2:5], names[4:], names} {
+		got := s.LookupEssentialNames(ask)
+		for _, n := range ask {
+			if want := s.TypesByEssentialName(n); !slices.Equal(got[n], want) {
+				t.Errorf("%s: batch %v, index %v", n, got[n], want)
+			}
+		}
+		if _, ok := got["no_such_type"]; ok {
+			t.Error("a name without types is in the result")
+		}
+		for n := range got {
+			if !slices.Contains(ask, n) {
+				t.Errorf("%s is in the result but was not asked for", n)
+			}
 		}
 	}
-	if _, ok := got["no_such_type"]; ok {
-		t.Error("a name without types is in the result")
+	if len(s.looked) != len(names) {
+		t.Errorf("the Spec remembers %d names, want the %d asked", len(s.looked), len(names))
 	}
 }

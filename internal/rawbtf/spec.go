@@ -34,6 +34,9 @@ type Spec struct {
 
 	stringsOnce sync.Once
 	stringIdx   []uint64 // string index, for encoding split BTF over s
+
+	lookupMu sync.Mutex
+	looked   map[string][]TypeID // what LookupEssentialNames found, by name
 }
 
 // Parse checks data as a BTF blob and indexes its types. base is nil for
