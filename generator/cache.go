@@ -47,6 +47,7 @@ type kernelCache struct {
 	c      *cache.Cache
 	tool   []byte              // digest of the running btfembed and its dependencies
 	byArch map[string]*objects // the objects each kernel architecture pairs with, set once they are loaded
+	loaded <-chan struct{}     // closed once byArch is set (or loading failed)
 
 	sets sync.Map // *objects -> *relocationSet
 	// digests maps a kernel's path to its digest: the whole-run key
@@ -178,6 +179,9 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 	}
 	// The path tells the architecture, so the objects, of most kernels;
 	// the others (a kernel image named vmlinux) are read first.
+	if kc.loaded != nil {
+		<-kc.loaded
+	}
 	if o := kc.byArch[e.Key.Arch]; o != nil {
 		if set, err := kc.set(o); err == nil {
 			if data, ok := kc.c.Get(kc.resultKey(kd, set)); ok {

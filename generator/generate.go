@@ -145,20 +145,42 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		}
 	}
 
-	all, err := loadObjects(args.Objects)
-	if err != nil {
-		return nil, err
-	}
 	if pairErr != nil {
+		// Loading's errors say more about a bad object than pairing's.
+		if _, err := loadObjects(args.Objects); err != nil {
+			return nil, err
+		}
 		return nil, pairErr
-	}
-	byArch := all.byArch(pairings)
-	if kc != nil {
-		kc.byArch = byArch
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+
+	// The objects load while the corpus starts being read: loading a big
+	// object takes as long as reading a few kernels (150 ms for the
+	// 33,857-relocation test object), and both are serial work. Workers,
+	// and the cache's reads, wait for them; an error loading them ends
+	// the run with that error.
+	var (
+		all     *objects
+		loadErr error
+		byArch  map[string]*objects
+		loaded  = make(chan struct{})
+	)
+	go func() {
+		defer close(loaded)
+		if all, loadErr = loadObjects(args.Objects); loadErr != nil {
+			cancel(loadErr)
+			return
+		}
+		byArch = all.byArch(pairings)
+		if kc != nil {
+			kc.byArch = byArch
+		}
+	}()
+	if kc != nil {
+		kc.loaded = loaded
+	}
 
 	jobs := make(chan *corpus.Kernel)
 	var (
@@ -170,6 +192,10 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	)
 	for range workers {
 		wg.Go(func() {
+			<-loaded
+			if loadErr != nil {
+				return
+			}
 			for k := range jobs {
 				// The corpus filter (opts.Arch) keeps only kernels of
 				// architectures some object pairs with.
@@ -224,6 +250,10 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	}
 	close(jobs)
 	wg.Wait()
+	<-loaded // when no worker ran
+	if loadErr != nil {
+		return nil, loadErr
+	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -261,5 +262,37 @@ func TestGenerateSkipsBadKernels(t *testing.T) {
 	}
 	if _, err := Generate(context.Background(), &Args{Objects: objs, Corpus: []string{dir}, Strict: true}); err == nil || !strings.Contains(err.Error(), "9.9.9-broken") {
 		t.Fatalf("strict: %v, want an error naming the broken archive", err)
+	}
+}
+
+// TestGenerateObjectLoadError: an object whose ELF header pairs it with
+// the kernels but whose BTF does not load fails the run with loading's
+// error, naming the object, with the cache on and off, while the
+// corpus is already being read (the objects load beside it).
+func TestGenerateObjectLoadError(t *testing.T) {
+	obj := testObjects(t)[0]
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := f.Section(".BTF")
+	if sec == nil {
+		t.Fatalf("%s has no .BTF", obj)
+	}
+	copy(data[sec.Offset:], make([]byte, 8)) // the magic and header
+	bad := filepath.Join(t.TempDir(), filepath.Base(obj))
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := append([]string{bad}, testObjects(t)[1:]...)
+	for _, cacheDir := range []string{"", t.TempDir()} {
+		res, err := Generate(context.Background(), &Args{Objects: objs, Corpus: testCorpus(), Workers: 2, CacheDir: cacheDir})
+		if err == nil || !strings.Contains(err.Error(), bad) {
+			t.Fatalf("cache %q: result %v, error %v; want an error naming %s", cacheDir, res != nil, err, bad)
+		}
 	}
 }
