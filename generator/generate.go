@@ -167,6 +167,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		byArch  map[string]*objects
 		loaded  = make(chan struct{})
 	)
+	if kc != nil {
+		kc.loaded = loaded
+	}
 	go func() {
 		defer close(loaded)
 		if all, loadErr = loadObjects(args.Objects); loadErr != nil {
@@ -178,9 +181,6 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 			kc.byArch = byArch
 		}
 	}()
-	if kc != nil {
-		kc.loaded = loaded
-	}
 
 	jobs := make(chan *corpus.Kernel)
 	var (
@@ -249,8 +249,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		}
 	}
 	close(jobs)
-	wg.Wait()
-	<-loaded // when no worker ran
+	wg.Wait() // every worker waited for the objects first
 	if loadErr != nil {
 		return nil, loadErr
 	}
