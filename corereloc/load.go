@@ -89,6 +89,7 @@ type Object struct {
 // kernel took a fifth of a cold generate's CPU.
 type memo struct {
 	index     func() *siteIndex // sites by function and offset
+	names     func() []string   // the essential names of the local types
 	programs  sync.Map          // *ebpf.ProgramSpec → map[int]*Relocation
 	described sync.Map          // *Relocation → string
 }
@@ -186,7 +187,7 @@ func loadELF(name string, r io.ReaderAt) (*Object, error) {
 		return nil, fmt.Errorf("not a BPF object: ELF machine %v, want EM_BPF", f.Machine)
 	}
 	obj := &Object{Path: name, ByteOrder: f.ByteOrder}
-	obj.memo = &memo{index: sync.OnceValue(obj.newSiteIndex)}
+	obj.memo = &memo{index: sync.OnceValue(obj.newSiteIndex), names: sync.OnceValue(obj.essentialNames)}
 
 	size := int64(-1)
 	if s, ok := r.(interface{ Size() int64 }); ok {

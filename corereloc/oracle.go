@@ -172,16 +172,30 @@ func noLocalTypes(btf.Type) (btf.TypeID, error) {
 // essentialNames are the essential names of the named local types of
 // objs' relocations, each once. Match, Offers and the oracle look up this
 // whole set, so a Target scans its names for it once (see
-// rawbtf.Spec.LookupEssentialNames).
+// rawbtf.Spec.LookupEssentialNames). Each object's are derived once per
+// run (Object.essentialNames), not per kernel and module.
 func essentialNames(objs []*Object) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, obj := range objs {
-		for _, r := range obj.Relocations {
-			if n := rawbtf.EssentialName(r.TypeName); n != "" && !seen[n] {
+		for _, n := range obj.memo.names() {
+			if !seen[n] {
 				seen[n] = true
 				names = append(names, n)
 			}
+		}
+	}
+	return names
+}
+
+// essentialNames is essentialNames of the object alone.
+func (o *Object) essentialNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, r := range o.Relocations {
+		if n := rawbtf.EssentialName(r.TypeName); n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
 		}
 	}
 	return names
