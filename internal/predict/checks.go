@@ -42,9 +42,9 @@ type beyond struct {
 
 // checkBeyond checks a relocated program (insns) against the kernel's
 // facts. maps and vars are the object's maps and global variables
-// (CollectionSpec.Maps, .Variables); byteOff holds
-// the instructions a byte_off relocation fixed up.
-func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map[string]*ebpf.VariableSpec, insns asm.Instructions, byteOff map[int]bool, k *Kernel, release string) beyond {
+// (CollectionSpec.Maps, .Variables); byteOff marks the instructions a
+// byte_off relocation fixed up (relocated.byteOff).
+func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map[string]*ebpf.VariableSpec, insns asm.Instructions, byteOff []bool, k *Kernel, release string) beyond {
 	var b beyond
 	b.points = map[int]point{}
 	b.weak = kfuncAddresses(insns, k)
@@ -78,7 +78,7 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map
 			b.checkHelper(pc, uint32(ins.Constant), k)
 		case ins.IsKfuncCall():
 			b.checkKfunc(pc, ins.Reference(), k)
-		case byteOff[pc] && k.is32Bit() && ins.OpCode.Class() == asm.LdXClass &&
+		case k.is32Bit() && pc < len(byteOff) && byteOff[pc] && ins.OpCode.Class() == asm.LdXClass &&
 			ins.OpCode.Size() == asm.DWord && ins.Offset%8 != 0:
 			b.points[pc] = point{
 				kind: KindCtxAccess,

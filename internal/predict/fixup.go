@@ -23,8 +23,10 @@ type relocated struct {
 	// ids is the kernel type ID each target_type_id relocation wrote, by
 	// instruction index.
 	ids map[int]uint64
-	// byteOff holds the instructions a byte_off relocation fixed up.
-	byteOff map[int]bool
+	// byteOff marks, by instruction index, the instructions a byte_off
+	// relocation fixed up; nil without any. A slice, not a map: a big
+	// object fixes up thousands per program and kernel.
+	byteOff []bool
 }
 
 // relocate applies the fixups cilium/ebpf computes for targets to a copy
@@ -78,7 +80,7 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*core
 			r.ids[at[i]] = uint64(ins.Constant)
 		case relo.Kind == corereloc.FieldByteOffset:
 			if r.byteOff == nil {
-				r.byteOff = map[int]bool{}
+				r.byteOff = make([]bool, len(r.insns))
 			}
 			r.byteOff[at[i]] = true
 		}
