@@ -46,8 +46,11 @@
 // pipeline or describes its results:
 //   - Load and LoadFromReader read objects into an Object: its Relocation
 //     records (Kind, local type, access string), the Site of each relocated
-//     instruction and the Function holding it. ProgramRelocations ties
-//     cilium/ebpf's instructions to them, and Describe names one for people.
+//     instruction and the Function holding it. ProgramRelocations lists a
+//     program's relocated instructions as cilium/ebpf loads it, each a
+//     ProgramRelocation tying cilium/ebpf's relocation to the Relocation
+//     record (the load prediction and the generator's relocation groups
+//     walk them per kernel), and Describe names one for people.
 //   - NewTarget indexes a kernel's raw BTF, vmlinux or module split over
 //     it, as a Target.
 //   - Match resolves every relocation against targets into a Result: per

@@ -90,7 +90,7 @@ type Object struct {
 type memo struct {
 	index     func() *siteIndex // sites by function and offset
 	names     func() []string   // the essential names of the local types
-	programs  sync.Map          // *ebpf.ProgramSpec → map[int]*Relocation
+	programs  sync.Map          // *ebpf.ProgramSpec → []ProgramRelocation
 	described sync.Map          // *Relocation → string
 }
 

@@ -46,21 +46,33 @@ func (obj *Object) programs(coll *ebpf.CollectionSpec) ([]program, error) {
 	return out, nil
 }
 
-// ProgramRelocations ties each instruction of prog, one of obj's
-// programs as cilium/ebpf loads it (subprograms linked in), that carries
-// a CO-RE relocation to that relocation, by instruction index: its kind,
-// local type and access as Load read them from .BTF.ext. It is how a
-// caller walking cilium/ebpf's instructions learns what cilium/ebpf keeps
-// unexported, without parsing the String of a btf.CORERelocation. An
-// instruction that .BTF.ext does not account for is an error. The map is
-// made once per program and shared by every call: do not modify it.
-func (obj *Object) ProgramRelocations(prog *ebpf.ProgramSpec) (map[int]*Relocation, error) {
-	if m, ok := obj.memo.programs.Load(prog); ok {
-		return m.(map[int]*Relocation), nil
+// ProgramRelocation is one instruction of a program, as cilium/ebpf
+// loads it, that carries a CO-RE relocation.
+type ProgramRelocation struct {
+	Index int                 // the instruction's index in the program
+	CORE  *btf.CORERelocation // cilium/ebpf's, as btf.CORERelocate takes it
+	// Relocation is the same relocation as Load read it from .BTF.ext:
+	// its kind, local type and access, which cilium/ebpf keeps
+	// unexported.
+	*Relocation
+}
+
+// ProgramRelocations lists, in instruction order, the instructions of
+// prog, one of obj's programs as cilium/ebpf loads it (subprograms
+// linked in), that carry a CO-RE relocation, each tied to its
+// relocation. It is how a caller walking cilium/ebpf's instructions
+// learns what cilium/ebpf keeps unexported, without parsing the String
+// of a btf.CORERelocation. An instruction that .BTF.ext does not account
+// for is an error. The list is made once per program and shared by
+// every call, so that a caller asking per kernel walks no instructions:
+// do not modify it.
+func (obj *Object) ProgramRelocations(prog *ebpf.ProgramSpec) ([]ProgramRelocation, error) {
+	if l, ok := obj.memo.programs.Load(prog); ok {
+		return l.([]ProgramRelocation), nil
 	}
-	out := map[int]*Relocation{}
-	err := obj.walkProgram(prog, func(index int, _ *btf.CORERelocation, r int32) {
-		out[index] = &obj.Relocations[r]
+	var out []ProgramRelocation
+	err := obj.walkProgram(prog, func(index int, relo *btf.CORERelocation, r int32) {
+		out = append(out, ProgramRelocation{index, relo, &obj.Relocations[r]})
 	})
 	if err != nil {
 		return nil, err

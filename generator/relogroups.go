@@ -119,18 +119,13 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 		// cilium/ebpf's groups: program and local type.
 		s.typeID[i], s.groups[i], s.program[i] = map[string]map[int]string{}, map[string][]string{}, map[string]string{}
 		for name, prog := range o.colls[i].Programs {
-			at, err := obj.ProgramRelocations(prog)
+			sites, err := obj.ProgramRelocations(prog)
 			if err != nil {
 				return nil, err
 			}
-			type relo struct {
-				insn int
-				*corereloc.Relocation
-			}
-			byType := map[btf.TypeID][]relo{}
-			for _, k := range slices.Sorted(maps.Keys(at)) {
-				r := at[k]
-				byType[r.TypeID] = append(byType[r.TypeID], relo{k, r})
+			byType := map[btf.TypeID][]corereloc.ProgramRelocation{}
+			for _, r := range sites {
+				byType[r.TypeID] = append(byType[r.TypeID], r)
 			}
 			order := "native"
 			if prog.ByteOrder != nil {
@@ -156,7 +151,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 					if s.typeID[i][name] == nil {
 						s.typeID[i][name] = map[int]string{}
 					}
-					s.typeID[i][name][r.insn] = d + "\x00" + r.Access
+					s.typeID[i][name][r.Index] = d + "\x00" + r.Access
 				}
 			}
 			s.program[i][name] = groupDigest("program", order, "", s.groups[i][name], false)

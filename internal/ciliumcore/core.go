@@ -6,21 +6,8 @@ import (
 	"strconv"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 )
-
-// Relocations lists the CO-RE relocations of insns and the index of the
-// instruction each is attached to.
-func Relocations(insns asm.Instructions) (relos []*btf.CORERelocation, at []int) {
-	for i := range insns {
-		if relo := btf.CORERelocationMetadata(&insns[i]); relo != nil {
-			relos = append(relos, relo)
-			at = append(at, i)
-		}
-	}
-	return relos, at
-}
 
 // Relocate computes the fixups of relos, relocations of prog, against
 // targets (vmlinux first, then modules) with one btf.CORERelocate call,

@@ -32,18 +32,17 @@ type relocated struct {
 // relocate applies the fixups cilium/ebpf computes for targets to a copy
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
-// relocations, then COREFixup.Apply on each instruction. sites gives,
-// by instruction index, the relocation obj (corereloc) read from .BTF.ext for
-// it, which says its kind, type and access (cilium/ebpf keeps them
-// unexported). typeIDs, if not nil, replaces the target_type_id IDs (see
-// Options.KernelTypeIDs). An error is what cilium/ebpf's loader would
-// fail with; refused says it is CORERelocate's, which depends on the
-// relocations and the targets only, not an instruction's. given, if not
-// nil, gives the fixups or that error (see Options.Fixups).
-func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*corereloc.Relocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
+// relocations, then COREFixup.Apply on each instruction. sites are the
+// program's relocated instructions (corereloc.Object.ProgramRelocations),
+// whose kind, type and access cilium/ebpf keeps unexported. typeIDs, if
+// not nil, replaces the target_type_id IDs (see Options.KernelTypeIDs).
+// An error is what cilium/ebpf's loader would fail with; refused says it
+// is CORERelocate's, which depends on the relocations and the targets
+// only, not an instruction's. given, if not nil, gives the fixups or that
+// error (see Options.Fixups).
+func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.ProgramRelocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
 	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
-	relos, at := ciliumcore.Relocations(r.insns)
-	if len(relos) == 0 {
+	if len(sites) == 0 {
 		return r, false, nil
 	}
 	var (
@@ -52,40 +51,49 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*core
 	)
 	if given != nil {
 		fixups, err = given()
-	} else if fixups, err = ciliumcore.Relocate(prog, relos, targets); err != nil {
-		err = relocationErrors(prog, relos, at, sites, targets, err)
+	} else if fixups, err = ciliumcore.Relocate(prog, coreOf(sites), targets); err != nil {
+		err = relocationErrors(prog, sites, targets, err)
 	}
 	if err != nil {
 		return relocated{}, true, err
 	}
-	if len(fixups) != len(relos) {
-		return relocated{}, false, fmt.Errorf("%d fixups for %d CO-RE relocations", len(fixups), len(relos))
+	if len(fixups) != len(sites) {
+		return relocated{}, false, fmt.Errorf("%d fixups for %d CO-RE relocations", len(fixups), len(sites))
 	}
 	for i, f := range fixups {
-		ins := &r.insns[at[i]]
-		relo := sites[at[i]]
+		site := sites[i]
+		ins := &r.insns[site.Index]
 		if err := f.Apply(ins); err != nil {
-			return relocated{}, false, fmt.Errorf("fixup for %s: %w", obj.Describe(relo), err)
+			return relocated{}, false, fmt.Errorf("fixup for %s: %w", obj.Describe(site.Relocation), err)
 		}
 		switch {
 		case isPoison(ins):
-			r.poison[at[i]] = obj.Describe(relo)
-		case relo.Kind == corereloc.TypeIDTarget:
-			if id, ok := typeIDs[at[i]]; ok {
+			r.poison[site.Index] = obj.Describe(site.Relocation)
+		case site.Kind == corereloc.TypeIDTarget:
+			if id, ok := typeIDs[site.Index]; ok {
 				ins.Constant = int64(id)
 			}
 			if r.ids == nil {
 				r.ids = map[int]uint64{}
 			}
-			r.ids[at[i]] = uint64(ins.Constant)
-		case relo.Kind == corereloc.FieldByteOffset:
+			r.ids[site.Index] = uint64(ins.Constant)
+		case site.Kind == corereloc.FieldByteOffset:
 			if r.byteOff == nil {
 				r.byteOff = make([]bool, len(r.insns))
 			}
-			r.byteOff[at[i]] = true
+			r.byteOff[site.Index] = true
 		}
 	}
 	return r, false, nil
+}
+
+// coreOf is cilium/ebpf's relocation of each site.
+func coreOf(sites []corereloc.ProgramRelocation) []*btf.CORERelocation {
+	relos := make([]*btf.CORERelocation, len(sites))
+	for i, s := range sites {
+		relos[i] = s.CORE
+	}
+	return relos
 }
 
 // relocationErrors names every local type whose relocations cilium/ebpf
@@ -93,11 +101,10 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites map[int]*core
 // depends on map order (it relocates per local type); relocating each
 // local type's relocations alone, in type ID order, gives every error,
 // in the same order on every run.
-func relocationErrors(prog *ebpf.ProgramSpec, relos []*btf.CORERelocation, at []int, sites map[int]*corereloc.Relocation, targets []*btf.Spec, first error) error {
+func relocationErrors(prog *ebpf.ProgramSpec, sites []corereloc.ProgramRelocation, targets []*btf.Spec, first error) error {
 	byType := map[btf.TypeID][]*btf.CORERelocation{}
-	for i, r := range relos {
-		id := sites[at[i]].TypeID
-		byType[id] = append(byType[id], r)
+	for _, s := range sites {
+		byType[s.TypeID] = append(byType[s.TypeID], s.CORE)
 	}
 	var errs []error
 	for _, id := range slices.Sorted(maps.Keys(byType)) {

@@ -13,7 +13,8 @@ import (
 
 // TestSitesAgreeWithCilium: every instruction cilium/ebpf gives a CO-RE
 // relocation gets, from corereloc's parse of .BTF.ext, a relocation of
-// the kind cilium/ebpf's String names, in every object of the tests
+// the kind cilium/ebpf's String names, in instruction order and no
+// other, in every object of the tests
 // (subprograms, callbacks, both byte orders, 33,857 relocations of big).
 func TestSitesAgreeWithCilium(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(kerneltest.Dir(), "objects", "*.o"))
@@ -29,23 +30,31 @@ func TestSitesAgreeWithCilium(t *testing.T) {
 	for _, path := range paths {
 		coll, relos := object(t, path)
 		for name, prog := range coll.Programs {
-			at, err := relos.ProgramRelocations(prog)
+			sites, err := relos.ProgramRelocations(prog)
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, name, err)
 			}
+			next := 0 // the site the next relocated instruction must be
 			for i := range prog.Instructions {
 				cr := btf.CORERelocationMetadata(&prog.Instructions[i])
 				if cr == nil {
 					continue
 				}
 				total++
-				r, ok := at[i]
+				if next == len(sites) || sites[next].Index != i || sites[next].CORE != cr {
+					t.Fatalf("%s %s insn %d: cilium/ebpf's relocation %s is not the next site", path, name, i, cr)
+				}
+				r := sites[next]
+				next++
 				// "CORERelocation(byte_off, Struct:"task_struct"[0:211],
 				// local_id=5)": a test may read it; the code does not.
-				if !ok || !strings.HasPrefix(cr.String(), "CORERelocation("+r.Kind.String()+", ") ||
+				if !strings.HasPrefix(cr.String(), "CORERelocation("+r.Kind.String()+", ") ||
 					!strings.HasSuffix(cr.String(), fmt.Sprintf("[%s], local_id=%d)", r.Access, r.TypeID)) {
-					t.Fatalf("%s %s insn %d: cilium/ebpf %s, corereloc %v", path, name, i, cr, r)
+					t.Fatalf("%s %s insn %d: cilium/ebpf %s, corereloc %v", path, name, i, cr, r.Relocation)
 				}
+			}
+			if next != len(sites) {
+				t.Fatalf("%s %s: %d sites, %d relocated instructions", path, name, len(sites), next)
 			}
 		}
 	}

@@ -94,12 +94,12 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 // whether btf.CORERelocate refused them. given, if not nil, gives its
 // fixups (Options.Fixups).
 func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options) {
-	at, err := relos.ProgramRelocations(prog)
+	sites, err := relos.ProgramRelocations(prog)
 	if err != nil {
 		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
 	}
-	r, refused, err := relocate(prog, relos, at, targets, typeIDs, given)
+	r, refused, err := relocate(prog, relos, sites, targets, typeIDs, given)
 	if err != nil {
 		var texts []string
 		for _, line := range strings.Split(err.Error(), "\n") {
