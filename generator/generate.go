@@ -224,6 +224,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	opts := &corpus.Options{
 		Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
 		Found: progress.Total, Filtered: removed.add, Shard: args.Shard, Shards: args.Shards,
+		FullSpecs: true, // the oracle's reference: see fullTargets
 	}
 	if kc != nil {
 		opts.ReadEntry = kc.readEntry

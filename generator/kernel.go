@@ -219,9 +219,12 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 // then the modules that offer candidates: what the oracle and the load
 // prediction relocate against.
 func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error) {
-	full, err := btfload.Spec(k.VMLinux)
-	if err != nil {
-		return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
+	full := k.FullSpec // the corpus reader's (corpus.Options.FullSpecs)
+	if full == nil {
+		var err error
+		if full, err = btfload.Spec(k.VMLinux); err != nil {
+			return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
+		}
 	}
 	targets := []*btf.Spec{full}
 	for _, m := range modules {

@@ -36,13 +36,18 @@
 //
 // Finding BTF inside files (decompression, kernel images, ELF, packages)
 // is internal/extract; raw BTF is validated with internal/rawbtf; this
-// package never decodes types.
+// package never decodes types. With Options.FullSpecs it has cilium/ebpf
+// load each kernel's BTF as it reads it (Kernel.FullSpec), for a caller
+// that needs cilium/ebpf's view of every kernel (the generator's
+// oracle): a raw BTF file is then read once, into the buffer cilium/ebpf
+// keeps, instead of twice.
 //
 // # API
 //
 // The generator and `btfembed corpus` call it, and so can tools that
 // prepare a corpus: Read with Options streams Kernel values (each with
-// its vmlinux File and Module files); ReadBTF reads one file; List
+// its vmlinux File and Module files, and with FullSpecs cilium/ebpf's
+// FullSpec of it); ReadBTF reads one file; List
 // summarizes a corpus without decoding it (an Entry per kernel, whose
 // Summary `btfembed corpus ls` prints; Entry.Read reads it in full);
 // Import with ImportOptions imports packages and images into an

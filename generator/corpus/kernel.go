@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -19,6 +21,11 @@ type Kernel struct {
 	VMLinux []byte
 	// Modules are sorted by name.
 	Modules []Module
+	// FullSpec is cilium/ebpf's spec of VMLinux, with Options.FullSpecs
+	// (nil without, or if cilium/ebpf does not load it). For a raw BTF
+	// file it shares VMLinux's bytes. It must be used by one goroutine at
+	// a time (internal/btfload says why).
+	FullSpec *btf.Spec
 
 	// spec is the parse that checked VMLinux. Holding it keeps it for
 	// the generator's own parse of the same bytes, which rawbtf then

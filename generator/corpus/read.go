@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -45,6 +46,13 @@ type Options struct {
 	// Shard and Shards keep only the corpus entries of one shard out of
 	// Shards (see shardOf); Shards 0 keeps all.
 	Shard, Shards int
+	// FullSpecs, if set, has cilium/ebpf load each kernel's vmlinux BTF
+	// as the kernel is read (Kernel.FullSpec). A raw BTF file is then
+	// read once, straight into the buffer cilium/ebpf keeps, which
+	// VMLinux shares, rather than into a buffer of its own and copied
+	// into cilium/ebpf's: the generator, which loads every kernel's full
+	// BTF for its oracle, sets it.
+	FullSpecs bool
 	// ReadEntry, if set, reads each kernel in place of Entry.Read, which
 	// it may call; a cache uses it to skip files it has read before. Read
 	// still applies the filters, the order and the duplicate check to
@@ -203,7 +211,7 @@ type Entry struct {
 // split BTF over the kernel's. Module files that cannot be read are
 // returned as errors beside the kernel, which holds the good ones.
 func (e *Entry) Read() (*Kernel, []error) {
-	k, err := readKernelFile(e.e)
+	k, err := readKernelFile(e.e, e.opts != nil && e.opts.FullSpecs)
 	if err != nil {
 		return nil, []error{&KernelError{Path: e.Path, Err: err}}
 	}
@@ -240,14 +248,45 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 }
 
 // readKernelFile reads the vmlinux BTF of one corpus file, checks it by
-// parsing it and
-// completes its key from the file's contents.
-func readKernelFile(e entry) (*Kernel, error) {
-	data, err := regfile.ReadFile(e.path, extract.MaxImage)
-	if err != nil {
+// parsing it and completes its key from the file's contents; with full,
+// cilium/ebpf loads it too (Options.FullSpecs).
+func readKernelFile(e entry, full bool) (*Kernel, error) {
+	k := &Kernel{Key: e.key, Path: e.path}
+	if full && e.kind == kindRaw && extract.FormatFromExt(filepath.Base(e.path)) == extract.FormatNone {
+		// On any error the file is read the usual way, which says what
+		// is wrong with it.
+		if spec, raw, index, err := btfload.File(e.path, extract.MaxBTF); err == nil {
+			if k.VMLinux, err = extract.RawBTFFile(raw); err == nil {
+				k.FullSpec, k.spec = spec, index
+			}
+		}
+	}
+	if k.FullSpec == nil {
+		if err := readVMLinux(k, e); err != nil {
+			return nil, err
+		}
+	}
+	if err := k.checkNames(); err != nil {
 		return nil, err
 	}
-	k := &Kernel{Key: e.key, Path: e.path}
+	if k.Key.Arch == "" || k.Key.Release == "" {
+		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
+	}
+	if full && k.FullSpec == nil {
+		// Not an error here: the generator loads VMLinux again, and
+		// says why it fails.
+		k.FullSpec, _ = btfload.Spec(k.VMLinux)
+	}
+	return k, nil
+}
+
+// readVMLinux reads e's file into k.VMLinux, whatever its form, and
+// checks it by parsing it.
+func readVMLinux(k *Kernel, e entry) error {
+	data, err := regfile.ReadFile(e.path, extract.MaxImage)
+	if err != nil {
+		return err
+	}
 	switch e.kind {
 	case kindBTFHub:
 		// What a .btf.tar.xz holds is decided as for every file a
@@ -266,20 +305,12 @@ func readKernelFile(e entry) (*Kernel, error) {
 		k.Key = completeKey(k.Key, img.Key())
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Checked here, so that a bad kernel is reported with its file, at
 	// no cost to the generator, whose parse gets this one back.
-	if k.spec, err = parseKernel(k.VMLinux); err != nil {
-		return nil, err
-	}
-	if err := k.checkNames(); err != nil {
-		return nil, err
-	}
-	if k.Key.Arch == "" || k.Key.Release == "" {
-		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
-	}
-	return k, nil
+	k.spec, err = parseKernel(k.VMLinux)
+	return err
 }
 
 // readRawBTF reads raw BTF, compressed as the file name's extension says.

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -158,4 +162,97 @@ func TestReadModules(t *testing.T) {
 			t.Fatalf("%d kernels, errors %v", len(kernels), errs)
 		}
 	})
+}
+
+// TestReadFullSpecs reads a corpus of a raw .btf file and a BTFHub
+// archive with Options.FullSpecs: each kernel comes with cilium/ebpf's
+// spec of exactly its VMLinux, which is what the reader reads without
+// the option; the raw file's bytes are read once, into the spec's
+// buffer, and the archive's are copied into it.
+func TestReadFullSpecs(t *testing.T) {
+	raw, archive := testKernels[1].key, testKernels[0].key
+	root := t.TempDir()
+	rawDir := filepath.Join(root, raw.Distro, raw.Version, raw.Arch)
+	if err := os.MkdirAll(rawDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rawDir, raw.Release+".btf"), hubBTF(t, raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel := filepath.Join(archive.Distro, archive.Version, archive.Arch, archive.Release+".btf.tar.xz")
+	data, err := os.ReadFile(filepath.Join(testCorpus, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, rel), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	plain, errs := collect(t, []string{root}, nil)
+	if len(errs) > 0 || len(plain) != 2 {
+		t.Fatalf("read %d kernels, errors %v", len(plain), errs)
+	}
+	full, errs := collect(t, []string{root}, &Options{FullSpecs: true})
+	if len(errs) > 0 || len(full) != 2 {
+		t.Fatalf("read %d kernels with FullSpecs, errors %v", len(full), errs)
+	}
+	for i, k := range full {
+		if plain[i].FullSpec != nil {
+			t.Errorf("%s: a spec without FullSpecs", k.Key)
+		}
+		if k.Key != plain[i].Key || !bytes.Equal(k.VMLinux, plain[i].VMLinux) {
+			t.Fatalf("%s: other bytes with FullSpecs", k.Key)
+		}
+		if k.FullSpec == nil {
+			t.Fatalf("%s: no spec", k.Key)
+		}
+		want, err := btf.LoadSpecFromReader(bytes.NewReader(k.VMLinux))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"task_struct", "sk_buff", "bpf_func_id"} {
+			got, err := k.FullSpec.AnyTypeByName(name)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", k.Key, name, err)
+			}
+			w, err := want.AnyTypeByName(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, _ := btf.Sizeof(got)
+			ws, _ := btf.Sizeof(w)
+			if gs != ws || fmt.Sprint(got) != fmt.Sprint(w) {
+				t.Errorf("%s: %s is %v (%d bytes) in FullSpec, %v (%d) in the plain load", k.Key, name, got, gs, w, ws)
+			}
+		}
+		// The generator's parse still gets the reader's back.
+		if again, err := rawbtf.Parse(k.VMLinux, nil); err != nil || again != k.spec {
+			t.Errorf("%s: a second parse gave %p, %v; want the reader's %p", k.Key, again, err, k.spec)
+		}
+	}
+	// Whether a spec decodes from VMLinux itself, on specs that decoded
+	// nothing yet: renaming mm_struct in VMLinux (which no caller may
+	// do) renames it in the spec only if they share the bytes.
+	fresh, errs := collect(t, []string{root}, &Options{FullSpecs: true})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, k := range fresh {
+		id := k.spec.LookupEssentialNames([]string{"mm_struct"})["mm_struct"]
+		at := bytes.Index(k.VMLinux, []byte("\x00mm_struct\x00"))
+		if len(id) != 1 || at < 0 {
+			t.Fatalf("%s: mm_struct %v at %d", k.Key, id, at)
+		}
+		k.VMLinux[at+1] = 'x'
+		typ, err := k.FullSpec.TypeByID(btf.TypeID(id[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared := typ.TypeName() == "xm_struct"; shared != (k.Key == raw) {
+			t.Errorf("%s: the spec shares VMLinux's bytes: %v, want %v (only the raw file's)", k.Key, shared, k.Key == raw)
+		}
+	}
 }

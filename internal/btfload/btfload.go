@@ -1,5 +1,6 @@
 // Package btfload gives cilium/ebpf a kernel's raw BTF that is already in
-// memory with one copy instead of io.ReadAll's several.
+// memory with one copy instead of io.ReadAll's several (Spec), or reads a
+// raw BTF file once, into the buffer cilium/ebpf keeps (File).
 //
 // btf.LoadSpecFromReader reads raw BTF with io.ReadAll, which reads into a
 // chain of growing chunks and then copies them into a buffer of the final
@@ -11,7 +12,7 @@
 // So Spec shows cilium/ebpf the blob as the only section of a small ELF
 // file: the ELF's header and tables are a few hundred bytes beside the
 // blob, and ReadAt serves every range from where it lives, without
-// copying the blob first.
+// copying the blob first: from memory for Spec, from the file for File.
 //
 // Through ELF, cilium/ebpf differs from raw BTF in one respect: it fills
 // in a data section whose BTF size is zero from the ELF's section and
@@ -43,16 +44,18 @@ func Spec(raw []byte) (*btf.Spec, error) {
 	if err != nil || !ok || hasEmptyDatasec(raw) {
 		return btf.LoadSpecFromReader(bytes.NewReader(raw))
 	}
-	return btf.LoadSpecFromReader(newWrapper(raw, o))
+	return btf.LoadSpecFromReader(newWrapper(bytes.NewReader(raw), int64(len(raw)), o))
 }
 
 // hasEmptyDatasec reports whether raw has a data section of size zero,
 // or does not parse (then cilium/ebpf says why, the plain way).
 func hasEmptyDatasec(raw []byte) bool {
 	s, err := rawbtf.Parse(raw, nil)
-	if err != nil {
-		return true
-	}
+	return err != nil || emptyDatasec(s)
+}
+
+// emptyDatasec reports whether s has a data section of size zero.
+func emptyDatasec(s *rawbtf.Spec) bool {
 	for _, id := range s.Datasecs() {
 		if t, err := s.Type(id); err != nil || t.Size() == 0 {
 			return true
@@ -86,13 +89,19 @@ const (
 	nameShstrtab = 22
 )
 
-// wrapper is an io.ReaderAt over head, raw and tail laid end to end.
+// wrapper is an io.ReaderAt over head, the n bytes of blob and tail laid
+// end to end.
 type wrapper struct {
-	parts [3][]byte
+	head, tail []byte
+	blob       io.ReaderAt
+	n          int64
+	// whole is the buffer a single ReadAt read the whole blob into:
+	// cilium/ebpf's own copy of it (see File).
+	whole []byte
 }
 
-func newWrapper(raw []byte, bo order) *wrapper {
-	tablesOff := ehdrSize + uint64(len(raw))
+func newWrapper(blob io.ReaderAt, n int64, bo order) *wrapper {
+	tablesOff := ehdrSize + uint64(n)
 	pad := (8 - tablesOff%8) % 8
 	symOff := tablesOff + pad
 	strOff := symOff + symSize
@@ -117,7 +126,7 @@ func newWrapper(raw []byte, bo order) *wrapper {
 		tail = bo.AppendUint64(tail, entsize)
 	}
 	section(0, elf.SHT_NULL, 0, 0, 0, 0)
-	section(nameBTF, elf.SHT_PROGBITS, ehdrSize, uint64(len(raw)), 0, 0)
+	section(nameBTF, elf.SHT_PROGBITS, ehdrSize, uint64(n), 0, 0)
 	section(nameSymtab, elf.SHT_SYMTAB, symOff, symSize, 3, symSize)
 	section(nameStrtab, elf.SHT_STRTAB, strOff, 1, 0, 0)
 	section(nameShstrtab, elf.SHT_STRTAB, shstrOff, uint64(len(shstrtab)), 0, 0)
@@ -141,7 +150,7 @@ func newWrapper(raw []byte, bo order) *wrapper {
 	head = bo.AppendUint16(head, shdrSize)
 	head = bo.AppendUint16(head, 5) // sections
 	head = bo.AppendUint16(head, 4) // section names
-	return &wrapper{[3][]byte{head, raw, tail}}
+	return &wrapper{head: head, tail: tail, blob: blob, n: n}
 }
 
 func (w *wrapper) ReadAt(p []byte, off int64) (int, error) {
@@ -149,16 +158,30 @@ func (w *wrapper) ReadAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("read at %d: negative offset", off)
 	}
 	n := 0
-	for _, part := range w.parts {
-		if off >= int64(len(part)) {
-			off -= int64(len(part))
-			continue
-		}
-		n += copy(p[n:], part[off:])
-		off = 0
-		if n == len(p) {
-			return n, nil
-		}
+	if off < int64(len(w.head)) {
+		n = copy(p, w.head[off:])
+		off = int64(len(w.head))
 	}
-	return n, io.EOF
+	if blobOff := off - int64(len(w.head)); n < len(p) && blobOff < w.n {
+		want := p[n:min(len(p), n+int(w.n-blobOff))]
+		m, err := w.blob.ReadAt(want, blobOff)
+		if m < len(want) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF // the file shrank
+			}
+			return n + m, err
+		}
+		if blobOff == 0 && int64(len(want)) == w.n {
+			w.whole = want
+		}
+		n += m
+		off += int64(m)
+	}
+	if tailOff := off - int64(len(w.head)) - w.n; n < len(p) && tailOff < int64(len(w.tail)) {
+		n += copy(p[n:], w.tail[tailOff:])
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }

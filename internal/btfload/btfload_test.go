@@ -80,7 +80,7 @@ func TestSpecLoadsAsPlain(t *testing.T) {
 			}
 
 			_, bo, _ := rawbtf.ParseHeader(b.raw)
-			viaELF, err := btf.LoadSpecFromReader(newWrapper(b.raw, bo.(order)))
+			viaELF, err := btf.LoadSpecFromReader(newWrapper(bytes.NewReader(b.raw), int64(len(b.raw)), bo.(order)))
 			if err != nil {
 				t.Fatalf("cilium/ebpf does not read the wrapper: %v", err)
 			}

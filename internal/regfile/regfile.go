@@ -22,22 +22,12 @@ var ErrTooLarge = errors.New("larger than the cap")
 // limit is refused before anything is allocated; a file that grows while
 // it is read is cut off at limit+1 bytes and refused too.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, size, err := Open(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
-	}
-	b, err := readAll(io.LimitReader(f, limit+1), fi.Size())
+	b, err := readAll(io.LimitReader(f, limit+1), size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -45,6 +35,31 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d KiB: %w", path, limit>>10, ErrTooLarge)
 	}
 	return b, nil
+}
+
+// Open opens path as ReadFile does and returns the file and its size,
+// for a caller that reads it into memory of its own (internal/btfload
+// reads kernel BTF straight into cilium/ebpf's buffer). The caller reads
+// at most size bytes and closes the file.
+func Open(path string, limit int64) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
+	}
+	return f, fi.Size(), nil
 }
 
 // readAll is io.ReadAll into a buffer sized for the size fstat gave, one

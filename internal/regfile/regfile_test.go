@@ -35,6 +35,14 @@ func TestReadFile(t *testing.T) {
 		{name: "missing", path: filepath.Join(dir, "none"), limit: 10, is: os.ErrNotExist},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// Open checks what ReadFile checks before reading.
+			f, size, openErr := Open(c.path, c.limit)
+			if openErr == nil {
+				f.Close()
+			}
+			if (openErr == nil) != (c.want == "" && c.is == nil) || (openErr == nil && size != 10) {
+				t.Fatalf("Open = size %d, %v", size, openErr)
+			}
 			b, err := ReadFile(c.path, c.limit)
 			if c.want == "" && c.is == nil {
 				if err != nil || string(b) != "0123456789" {
