@@ -18,6 +18,12 @@ import (
 // debug/elf reads in chunks).
 var ErrNotWhole = errors.New("not read whole by cilium/ebpf")
 
+// chunked is the size from which debug/elf's Section.Data reads a section
+// in chunks (internal/saferio): File does not try those, which it would
+// read for nothing. Were the bound lower, File would still see that no
+// single read filled the section.
+const chunked = 10 << 20
+
 // File loads the raw BTF file at path (at most limit bytes, opened as
 // internal/regfile opens it) with cilium/ebpf, and returns the spec, the
 // file's bytes and their rawbtf index (rawbtf.ParseShared's, which
@@ -41,6 +47,9 @@ func File(path string, limit int64) (*btf.Spec, []byte, *rawbtf.Spec, error) {
 		return nil, nil, nil, err
 	}
 	defer f.Close()
+	if size >= chunked {
+		return nil, nil, nil, fmt.Errorf("%s: %w: %d MiB", path, ErrNotWhole, size>>20)
+	}
 	var magic [2]byte
 	if _, err := f.ReadAt(magic[:], 0); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w: %v", path, ErrNotWhole, err)

@@ -2,6 +2,7 @@ package btfload
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -112,5 +113,33 @@ func TestFileRefuses(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q (wrapping %v)", err, c.want, c.is)
 			}
 		})
+	}
+}
+
+// TestFileInPieces: a blob of 10 MiB or more is one that debug/elf reads
+// in chunks (internal/saferio), so no single read shows cilium/ebpf's
+// buffer, and File refuses it for its caller to read the usual way. The
+// blob is a kernel's with 8 MiB of empty strings appended.
+func TestFileInPieces(t *testing.T) {
+	raw := bytes.Clone(blobs(t)[0].raw)
+	if binary.LittleEndian.Uint16(raw) != rawbtf.Magic {
+		t.Skip("the first test kernel is not little-endian")
+	}
+	strOff, strLen := binary.LittleEndian.Uint32(raw[16:]), binary.LittleEndian.Uint32(raw[20:])
+	hdrLen := binary.LittleEndian.Uint32(raw[4:])
+	if int(hdrLen+strOff+strLen) != len(raw) {
+		t.Fatal("the string section is not last")
+	}
+	raw = append(raw, make([]byte, 8<<20)...)
+	binary.LittleEndian.PutUint32(raw[20:], strLen+8<<20)
+	if _, err := btf.LoadSpecFromReader(bytes.NewReader(raw)); err != nil {
+		t.Fatalf("cilium/ebpf refuses the grown blob: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "big.btf")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := File(path, 64<<20); !errors.Is(err, ErrNotWhole) {
+		t.Fatalf("File of %d MiB: %v, want ErrNotWhole", len(raw)>>20, err)
 	}
 }
