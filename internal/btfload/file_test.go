@@ -142,4 +142,12 @@ func TestFileInPieces(t *testing.T) {
 	if _, _, _, err := File(path, 64<<20); !errors.Is(err, ErrNotWhole) {
 		t.Fatalf("File of %d MiB: %v, want ErrNotWhole", len(raw)>>20, err)
 	}
+	// What File's bound stands for: no single read fills the section.
+	w := newWrapper(bytes.NewReader(raw), int64(len(raw)), binary.LittleEndian)
+	if _, err := btf.LoadSpecFromReader(w); err != nil {
+		t.Fatal(err)
+	}
+	if w.whole != nil {
+		t.Errorf("one read filled a %d MiB section: debug/elf no longer reads it in chunks, and File could take it", len(raw)>>20)
+	}
 }
