@@ -32,14 +32,15 @@ func (obj *Object) programs(coll *ebpf.CollectionSpec) ([]program, error) {
 	var out []program
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		p := program{name: name, spec: coll.Programs[name]}
-		err := obj.walkProgram(p.spec, func(index int, relo *btf.CORERelocation, r int32) {
-			p.relos = append(p.relos, relo)
-			p.insns = append(p.insns, index)
-			p.which = append(p.which, r)
-			p.local = p.local || obj.Relocations[r].Kind == TypeIDLocal
-		})
+		sites, err := obj.ProgramRelocations(p.spec)
 		if err != nil {
 			return nil, err
+		}
+		for _, s := range sites {
+			p.relos = append(p.relos, s.CORE)
+			p.insns = append(p.insns, s.Index)
+			p.which = append(p.which, s.at)
+			p.local = p.local || s.Kind == TypeIDLocal
 		}
 		out = append(out, p)
 	}
@@ -55,6 +56,7 @@ type ProgramRelocation struct {
 	// its kind, local type and access, which cilium/ebpf keeps
 	// unexported.
 	*Relocation
+	at int32 // Relocation's index in Object.Relocations
 }
 
 // ProgramRelocations lists, in instruction order, the instructions of
@@ -70,10 +72,7 @@ func (obj *Object) ProgramRelocations(prog *ebpf.ProgramSpec) ([]ProgramRelocati
 	if l, ok := obj.memo.programs.Load(prog); ok {
 		return l.([]ProgramRelocation), nil
 	}
-	var out []ProgramRelocation
-	err := obj.walkProgram(prog, func(index int, relo *btf.CORERelocation, r int32) {
-		out = append(out, ProgramRelocation{index, relo, &obj.Relocations[r]})
-	})
+	out, err := obj.walkProgram(prog)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +102,14 @@ func (obj *Object) newSiteIndex() *siteIndex {
 	return ix
 }
 
-// walkProgram calls visit for each relocated instruction of prog, in
-// order, with its index, cilium/ebpf's relocation and the index of
-// .BTF.ext's in obj.Relocations. A relocated instruction is found in
-// .BTF.ext by its function symbol and its offset from the symbol, as
-// cilium/ebpf assigns records to instructions.
-func (obj *Object) walkProgram(prog *ebpf.ProgramSpec, visit func(index int, relo *btf.CORERelocation, r int32)) error {
+// walkProgram lists the relocated instructions of prog in order, each
+// tied to .BTF.ext's record, which is found by the instruction's
+// function symbol and its offset from the symbol, as cilium/ebpf assigns
+// records to instructions.
+func (obj *Object) walkProgram(prog *ebpf.ProgramSpec) ([]ProgramRelocation, error) {
 	ix := obj.memo.index()
 	var (
+		out   []ProgramRelocation
 		fns   []int32 // the functions named by the last symbol
 		start asm.RawInstructionOffset
 		sym   string
@@ -132,15 +131,15 @@ func (obj *Object) walkProgram(prog *ebpf.ProgramSpec, visit func(index int, rel
 			}
 			if got, ok := ix.sites[siteKey{f, uint32(at)}]; ok {
 				if r >= 0 && got != r {
-					return fmt.Errorf("%s: program %s: instruction %d: function %s is in several sections", obj.Path, prog.Name, it.Index, sym)
+					return nil, fmt.Errorf("%s: program %s: instruction %d: function %s is in several sections", obj.Path, prog.Name, it.Index, sym)
 				}
 				r = got
 			}
 		}
 		if r < 0 {
-			return fmt.Errorf("%s: program %s: instruction %d (%s+%d): CO-RE relocation without a .BTF.ext record", obj.Path, prog.Name, it.Index, sym, off)
+			return nil, fmt.Errorf("%s: program %s: instruction %d (%s+%d): CO-RE relocation without a .BTF.ext record", obj.Path, prog.Name, it.Index, sym, off)
 		}
-		visit(it.Index, relo, r)
+		out = append(out, ProgramRelocation{it.Index, relo, &obj.Relocations[r], r})
 	}
-	return nil
+	return out, nil
 }

@@ -66,8 +66,9 @@ func (e *encoder) plain(srcs ...[]byte) ([][]byte, error) {
 	return frames, nil
 }
 
-// sameSlice reports whether a and b are the same bytes in memory, not
-// merely equal ones: a dictionary is identified by its content slice.
-func sameSlice(a, b []byte) bool {
+// sameSlice reports whether a and b are the same elements in memory, not
+// merely equal ones: a dictionary is identified by its content slice, an
+// object's program list by the slice its predictions share.
+func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -35,28 +35,41 @@ type Object struct {
 // every distinct row and set of rows stored once, sets numbered in entry
 // order, so the bytes depend only on the entries.
 func verdicts(ix *payload.Index, sorted []Entry) error {
-	objects := map[string][]string{}
+	// An object's programs are checked and sorted once per list: a
+	// run's predictions share their object's list, and sorting it again
+	// for each of them was most of this function's time on the big test
+	// object (360 programs, hundreds of predictions per kernel).
+	type programs struct{ given, sorted []string }
+	objects := map[string]programs{}
 	for _, e := range sorted {
 		for _, p := range e.Unloadable {
-			progs := slices.Sorted(slices.Values(p.Object.Programs))
+			given := p.Object.Programs
+			if old, ok := objects[p.Object.Name]; ok && sameSlice(old.given, given) {
+				continue
+			}
+			progs := slices.Sorted(slices.Values(given))
 			if p.Object.Name == "" || len(progs) == 0 || slices.Contains(progs, "") || len(slices.Compact(slices.Clone(progs))) != len(progs) {
 				return fmt.Errorf("entry %s: object %q: no name, or no, empty or repeated programs", e.Key, p.Object.Name)
 			}
-			if old, ok := objects[p.Object.Name]; ok && !slices.Equal(old, progs) {
+			if old, ok := objects[p.Object.Name]; ok && !slices.Equal(old.sorted, progs) {
 				return fmt.Errorf("object %s listed with two sets of programs", p.Object.Name)
 			}
-			objects[p.Object.Name] = progs
+			objects[p.Object.Name] = programs{given, progs}
 		}
 	}
 	t := &ix.Verdicts
 	objIdx := map[string]uint64{}
 	for _, name := range slices.Sorted(maps.Keys(objects)) {
 		objIdx[name] = uint64(len(t.Objects))
-		t.Objects = append(t.Objects, payload.ObjectRecord{Name: name, Programs: objects[name]})
+		t.Objects = append(t.Objects, payload.ObjectRecord{Name: name, Programs: objects[name].sorted})
 	}
 
 	// Rows per entry, then every distinct row, sorted.
-	perEntry := make([][]payload.RowRecord, len(sorted))
+	type keyed struct {
+		payload.RowRecord
+		key string
+	}
+	perEntry := make([][]keyed, len(sorted))
 	rowKey := func(r payload.RowRecord) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%d %d %d %q %q", r.Object, r.Program, r.Verdict, r.Kind, r.Reasons)
@@ -83,8 +96,9 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 			}
 			seen[id] = true
 			r := payload.RowRecord{Object: o, Program: uint64(prog), Verdict: p.Verdict, Kind: p.Kind, Reasons: p.Reasons}
-			perEntry[i] = append(perEntry[i], r)
-			distinct[rowKey(r)] = r
+			k := rowKey(r)
+			perEntry[i] = append(perEntry[i], keyed{r, k})
+			distinct[k] = r
 		}
 	}
 	t.Rows = slices.SortedFunc(maps.Values(distinct), payload.CompareRows)
@@ -100,7 +114,7 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 		}
 		set := make([]uint64, len(rows))
 		for j, r := range rows {
-			set[j] = rowIdx[rowKey(r)]
+			set[j] = rowIdx[r.key]
 		}
 		slices.Sort(set)
 		key := fmt.Sprint(set)
