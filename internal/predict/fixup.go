@@ -39,9 +39,14 @@ type relocated struct {
 // An error is what cilium/ebpf's loader would fail with; refused says it
 // is CORERelocate's, which depends on the relocations and the targets
 // only, not an instruction's. given, if not nil, gives the fixups or that
-// error (see Options.Fixups).
-func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.ProgramRelocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error)) (_ relocated, refused bool, _ error) {
-	r := relocated{insns: prog.Copy().Instructions, poison: map[int]string{}}
+// error (see Options.Fixups). The copy is made in *scratch, which keeps
+// its memory for the next program: the relocated instructions are valid
+// until the next relocate with the same scratch. A fresh copy per
+// program and kernel was a twentieth of a generate run with the big test
+// object.
+func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.ProgramRelocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), scratch *asm.Instructions) (_ relocated, refused bool, _ error) {
+	*scratch = append((*scratch)[:0], prog.Instructions...)
+	r := relocated{insns: *scratch, poison: map[int]string{}}
 	if len(sites) == 0 {
 		return r, false, nil
 	}

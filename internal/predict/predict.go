@@ -54,7 +54,10 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 	}
 	m := modelFor(opts.Release)
 	memoFor := memoKernel(opts)
-	var out []Prediction
+	var (
+		out     []Prediction
+		scratch asm.Instructions // each program's relocated copy, in turn
+	)
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		// The given fixups are asked for once, for the memo and the
 		// prediction both.
@@ -80,7 +83,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll, coll.Programs[name], relos, targets, ids, given, m, opts)
+		program(&p, coll, coll.Programs[name], relos, targets, ids, given, m, opts, &scratch)
 		if memo {
 			opts.Memo.put(name, memoFor, fixups, p)
 		}
@@ -92,14 +95,14 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 // program predicts one program into p: its verdict and, for reuse (see
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
 // whether btf.CORERelocate refused them. given, if not nil, gives its
-// fixups (Options.Fixups).
-func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options) {
+// fixups (Options.Fixups); scratch holds the relocated copy (relocate).
+func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options, scratch *asm.Instructions) {
 	sites, err := relos.ProgramRelocations(prog)
 	if err != nil {
 		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
 	}
-	r, refused, err := relocate(prog, relos, sites, targets, typeIDs, given)
+	r, refused, err := relocate(prog, relos, sites, targets, typeIDs, given, scratch)
 	if err != nil {
 		var texts []string
 		for _, line := range strings.Split(err.Error(), "\n") {
