@@ -24,18 +24,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkLookupEssentialNames finds the candidates of 50 names, the
 // order of a real agent's relocated types.
 func BenchmarkLookupEssentialNames(b *testing.B) {
-	k := kerneltest.ByName(b, "6.1.0-47-amd64")
-	s, err := Parse(k.BTF, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var names []string
-	for id := TypeID(1); len(names) < 50; id += 997 {
-		t, _ := s.Type(id)
-		if t.Name != "" {
-			names = append(names, EssentialName(t.Name))
-		}
-	}
+	s, names := spreadNames(b, 50, 997)
 	b.ReportAllocs()
 	for b.Loop() {
 		if len(s.LookupEssentialNames(names)) == 0 {
@@ -48,23 +37,30 @@ func BenchmarkLookupEssentialNames(b *testing.B) {
 // LookupEssentialNames makes for names it was not asked before: once per
 // kernel in a generate run.
 func BenchmarkScanEssentialNames(b *testing.B) {
+	s, names := spreadNames(b, 100, 487)
+	for b.Loop() {
+		if len(s.scanEssentialNames(names)) == 0 {
+			b.Fatal("nothing found")
+		}
+	}
+}
+
+// spreadNames parses 6.1.0-47-amd64 and picks n essential names of its
+// types, one every step type IDs or so.
+func spreadNames(b *testing.B, n int, step TypeID) (*Spec, []string) {
 	k := kerneltest.ByName(b, "6.1.0-47-amd64")
 	s, err := Parse(k.BTF, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var names []string
-	for id := TypeID(1); len(names) < 100; id += 487 {
+	for id := TypeID(1); len(names) < n; id += step {
 		t, _ := s.Type(id)
 		if t.Name != "" {
 			names = append(names, EssentialName(t.Name))
 		}
 	}
-	for b.Loop() {
-		if len(s.scanEssentialNames(names)) == 0 {
-			b.Fatal("nothing found")
-		}
-	}
+	return s, names
 }
 
 // BenchmarkNameIndex builds the full essential-name index.
