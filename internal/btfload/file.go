@@ -2,7 +2,6 @@ package btfload
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -28,9 +27,9 @@ const chunked = 10 << 20
 // internal/regfile opens it) with cilium/ebpf, and returns the spec, the
 // file's bytes and their rawbtf index (rawbtf.ParseShared's, which
 // Parse and ParseShared of the same slice then get back). The bytes are
-// the buffer cilium/ebpf's loader read them into: the wrapper serves the .BTF section straight from the file, and
-// the ReadAt that fills the whole section in one call shows where it
-// lands. Spec copies bytes already in memory; File reads them once, into
+// the buffer cilium/ebpf's loader read them into: the wrapper serves the
+// .BTF section straight from the file, and the ReadAt that fills the
+// whole section in one call shows where it lands. Spec copies bytes already in memory; File reads them once, into
 // memory both cilium/ebpf and the caller use. That buffer is only ever
 // read: cilium/ebpf's decoder shares it and must not modify it, and so
 // must the caller. On a 12-kernel generate run that one copy less per
@@ -54,16 +53,11 @@ func File(path string, limit int64) (*btf.Spec, []byte, *rawbtf.Spec, error) {
 	if _, err := f.ReadAt(magic[:], 0); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w: %v", path, ErrNotWhole, err)
 	}
-	var bo order
-	switch binary.LittleEndian.Uint16(magic[:]) {
-	case rawbtf.Magic:
-		bo = binary.LittleEndian
-	case bits16Swapped(rawbtf.Magic):
-		bo = binary.BigEndian
-	default:
-		return nil, nil, nil, fmt.Errorf("%s: %w: no BTF magic", path, ErrNotWhole)
+	bo, err := rawbtf.MagicOrder(magic[:])
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w: no BTF magic (%v)", path, ErrNotWhole, err)
 	}
-	w := newWrapper(f, size, bo)
+	w := newWrapper(f, size, bo.(order))
 	spec, err := btf.LoadSpecFromReader(w)
 	if w.whole == nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w (%v)", path, ErrNotWhole, err)
@@ -83,5 +77,3 @@ func File(path string, limit int64) (*btf.Spec, []byte, *rawbtf.Spec, error) {
 	}
 	return spec, raw, index, nil
 }
-
-func bits16Swapped(v uint16) uint16 { return v>>8 | v<<8 }

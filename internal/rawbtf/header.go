@@ -55,14 +55,9 @@ func ParseHeader(data []byte) (Header, binary.ByteOrder, error) {
 	if len(data) < 8 {
 		return Header{}, nil, fmt.Errorf("%d bytes is too short for a header: %w", len(data), ErrNotBTF)
 	}
-	var bo binary.ByteOrder
-	switch {
-	case binary.LittleEndian.Uint16(data) == Magic:
-		bo = binary.LittleEndian
-	case binary.BigEndian.Uint16(data) == Magic:
-		bo = binary.BigEndian
-	default:
-		return Header{}, nil, fmt.Errorf("magic %#04x: %w", binary.LittleEndian.Uint16(data), ErrNotBTF)
+	bo, err := MagicOrder(data)
+	if err != nil {
+		return Header{}, nil, err
 	}
 	if v := data[2]; v != Version {
 		return Header{}, nil, fmt.Errorf("unsupported BTF version %d", v)
@@ -96,6 +91,21 @@ func ParseHeader(data []byte) (Header, binary.ByteOrder, error) {
 		return Header{}, nil, fmt.Errorf("sections end at byte %d, past the %d bytes of data (truncated?)", h.Size(), len(data))
 	}
 	return h, bo, nil
+}
+
+// MagicOrder is the byte order of BTF whose first two bytes, the magic,
+// are data's: what ParseHeader decides first, for a caller that has read
+// no more of a file yet (internal/btfload.File).
+func MagicOrder(data []byte) (binary.ByteOrder, error) {
+	switch {
+	case len(data) < 2:
+		return nil, fmt.Errorf("%d bytes is too short for the magic: %w", len(data), ErrNotBTF)
+	case binary.LittleEndian.Uint16(data) == Magic:
+		return binary.LittleEndian, nil
+	case binary.BigEndian.Uint16(data) == Magic:
+		return binary.BigEndian, nil
+	}
+	return nil, fmt.Errorf("magic %#04x: %w", binary.LittleEndian.Uint16(data), ErrNotBTF)
 }
 
 // put writes a classic 24-byte header.
