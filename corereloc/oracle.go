@@ -231,10 +231,10 @@ func (a *Answers) Fixups(obj int, name string) ([]btf.COREFixup, error) {
 
 func (a *Answers) fixups(i int, p *program) ([]btf.COREFixup, error) {
 	l, err := a.list(i, p)
-	if l.fixups != nil || err != nil {
+	if l.single == nil {
 		return l.fixups, err
 	}
-	out := make([]btf.COREFixup, len(p.which))
+	out := make([]btf.COREFixup, l.len())
 	for k := range out {
 		out[k] = l.at(k)
 	}
@@ -247,15 +247,22 @@ func (a *Answers) fixups(i int, p *program) ([]btf.COREFixup, error) {
 // be compared were 12 % of what a generate run allocates.
 type fixupList struct {
 	fixups []btf.COREFixup
-	single []answer // with which, when fixups is nil
+	single []answer // if set, the answers by relocation, read through which
 	which  []int32
 }
 
 func (l fixupList) at(k int) btf.COREFixup {
-	if l.fixups != nil {
+	if l.single == nil {
 		return l.fixups[k]
 	}
 	return l.single[l.which[k]].fixup
+}
+
+func (l fixupList) len() int {
+	if l.single == nil {
+		return len(l.fixups)
+	}
+	return len(l.which)
 }
 
 // list is fixups without building a slice from single answers.
@@ -347,7 +354,7 @@ func (a *Answers) render(fixups fixupList, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	s := make([]string, max(len(fixups.fixups), len(fixups.which)))
+	s := make([]string, fixups.len())
 	for i := range s {
 		s[i] = a.fixup(fixups.at(i))
 	}
