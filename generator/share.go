@@ -2,8 +2,8 @@ package generator
 
 import (
 	"crypto/sha256"
-	"strconv"
-	"strings"
+	"hash/maphash"
+	"slices"
 )
 
 // sharer makes the results a run holds until it encodes the payload and
@@ -18,24 +18,29 @@ type sharer struct {
 	relocs   rowLists[RelocationReport]
 }
 
-// rowLists are the distinct row lists seen, by their spelling, and by
-// the address of their first row: a list that is already shared (read
+// rowLists are the distinct row lists seen, by a hash of their rows, and
+// by the address of their first row: a list that is already shared (read
 // from a part, where each distinct list is stored once) is found without
-// spelling it again.
+// hashing it again. Lists of one hash are told apart by comparing their
+// rows: spelling each list into a string key was a twentieth of what a
+// generate run with the big test object allocated.
 type rowLists[T any] struct {
-	bySpelling map[string][]T
-	at         map[*T][]T
+	byHash map[uint64][][]T
+	at     map[*T][]T
+	seed   maphash.Seed
+	hash   func(*maphash.Hash, T)
+	equal  func(a, b T) bool
 }
 
-func newRowLists[T any]() rowLists[T] {
-	return rowLists[T]{bySpelling: map[string][]T{}, at: map[*T][]T{}}
+func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool) rowLists[T] {
+	return rowLists[T]{byHash: map[uint64][][]T{}, at: map[*T][]T{}, seed: maphash.MakeSeed(), hash: hash, equal: equal}
 }
 
 func newSharer() *sharer {
 	return &sharer{
 		blobs:    map[[sha256.Size]byte][]byte{},
-		programs: newRowLists[ProgramReport](),
-		relocs:   newRowLists[RelocationReport](),
+		programs: newRowLists(hashProgram, sameProgram),
+		relocs:   newRowLists(hashRelocation, func(a, b RelocationReport) bool { return a == b }),
 	}
 }
 
@@ -49,9 +54,9 @@ func (s *sharer) share(kr *kernelResult) {
 		m.Base, m.Split = s.blob(m.Base), s.blob(m.Split)
 	}
 	r := &kr.report
-	r.Programs = shared(s.programs, r.Programs, writeProgram)
-	r.Unresolved = shared(s.relocs, r.Unresolved, writeRelocation)
-	r.KernelTypeIDs = shared(s.relocs, r.KernelTypeIDs, writeRelocation)
+	r.Programs = s.programs.shared(r.Programs)
+	r.Unresolved = s.relocs.shared(r.Unresolved)
+	r.KernelTypeIDs = s.relocs.shared(r.KernelTypeIDs)
 }
 
 // blob returns b, or an earlier blob of the same bytes. The digest
@@ -69,63 +74,55 @@ func (s *sharer) blob(b []byte) []byte {
 	return b
 }
 
-// shared returns rows, or an earlier list of equal rows from seen; write
-// spells one row unambiguously for the comparison.
-func shared[T any](seen rowLists[T], rows []T, write func(*strings.Builder, T)) []T {
+// shared returns rows, or an earlier list of equal rows.
+func (l rowLists[T]) shared(rows []T) []T {
 	if len(rows) == 0 {
 		return rows
 	}
-	if old, ok := seen.at[&rows[0]]; ok && len(old) == len(rows) {
+	if old, ok := l.at[&rows[0]]; ok && len(old) == len(rows) {
 		return old
 	}
-	out := spelled(seen.bySpelling, rows, write)
-	seen.at[&rows[0]] = out
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	for _, r := range rows {
+		l.hash(&h, r)
+	}
+	sum := h.Sum64()
+	out := rows
+	if i := slices.IndexFunc(l.byHash[sum], func(old []T) bool { return slices.EqualFunc(old, rows, l.equal) }); i >= 0 {
+		out = l.byHash[sum][i]
+	} else {
+		l.byHash[sum] = append(l.byHash[sum], rows)
+	}
+	l.at[&rows[0]] = out
 	return out
 }
 
-func spelled[T any](seen map[string][]T, rows []T, write func(*strings.Builder, T)) []T {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(len(rows)))
-	b.WriteByte(0)
-	for _, r := range rows {
-		write(&b, r)
-		b.WriteByte('\x01')
-	}
-	if old, ok := seen[b.String()]; ok {
-		return old
-	}
-	seen[b.String()] = rows
-	return rows
+// sameProgram says two program rows are the same in the report: nil and
+// empty Reasons or Guarded, both omitted from the JSON, are.
+func sameProgram(a, b ProgramReport) bool {
+	return a.Object == b.Object && a.Program == b.Program && a.Verdict == b.Verdict && a.Reason == b.Reason &&
+		slices.Equal(a.Reasons, b.Reasons) && slices.Equal(a.Guarded, b.Guarded)
 }
 
-func writeProgram(b *strings.Builder, p ProgramReport) {
+// hashProgram and hashRelocation hash what sameProgram and == compare;
+// a collision only costs a comparison.
+func hashProgram(h *maphash.Hash, p ProgramReport) {
 	for _, s := range []string{p.Object, p.Program, p.Verdict, p.Reason} {
-		spell(b, s)
+		h.WriteString(s)
 	}
-	// Reasons and Guarded are omitempty: nil and empty, both [] here,
-	// are the same in the JSON.
-	for _, list := range [][]string{p.Reasons, p.Guarded} {
-		b.WriteString(strconv.Itoa(len(list)))
-		b.WriteByte(';') // a count, where a string's length ends in ':'
-		for _, s := range list {
-			spell(b, s)
-		}
+	for _, s := range p.Reasons {
+		h.WriteString(s)
+	}
+	h.WriteByte(0)
+	for _, s := range p.Guarded {
+		h.WriteString(s)
 	}
 }
 
-// writeRelocation spells a relocation row; its Function and Field follow
-// from Object, Section and InsnOff, which name the relocation.
-func writeRelocation(b *strings.Builder, r RelocationReport) {
-	for _, s := range []string{r.Object, r.Section, strconv.FormatUint(uint64(r.InsnOff), 10), r.Kind, r.Type, r.Access, r.Status, r.Reason} {
-		spell(b, s)
+func hashRelocation(h *maphash.Hash, r RelocationReport) {
+	for _, s := range []string{r.Object, r.Section, r.Kind, r.Type, r.Access, r.Status, r.Reason} {
+		h.WriteString(s)
 	}
-}
-
-// spell writes s with its length before it, which tells where it ends
-// whatever its bytes: quoting each field with fmt's %q was most of the
-// sharing's time on the big test object's 360 rows per kernel.
-func spell(b *strings.Builder, s string) {
-	b.WriteString(strconv.Itoa(len(s)))
-	b.WriteByte(':')
-	b.WriteString(s)
+	maphash.WriteComparable(h, r.InsnOff)
 }

@@ -1,39 +1,46 @@
 package generator
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
-// TestRowSpelling: rows spell alike exactly when the report shows them
-// alike, whatever bytes their strings hold, so sharing never swaps one
-// kernel's rows for another's.
-func TestRowSpelling(t *testing.T) {
-	spellOf := func(p ProgramReport) string {
-		var b strings.Builder
-		writeProgram(&b, p)
-		return b.String()
-	}
+// TestSharedRows: a kernel's row list is replaced by an earlier one
+// exactly when the report shows them alike, so sharing never swaps one
+// kernel's rows for another's, and equal lists are held once.
+func TestSharedRows(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		a, b ProgramReport
 		same bool
 	}{
 		{"nil and empty lists", ProgramReport{Reasons: nil}, ProgramReport{Reasons: []string{}}, true},
+		{"equal rows", ProgramReport{Object: "o", Program: "p", Verdict: VerdictFails, Reasons: []string{"x"}}, ProgramReport{Object: "o", Program: "p", Verdict: VerdictFails, Reasons: []string{"x"}}, true},
 		{"a boundary moved", ProgramReport{Object: "a", Program: "bc"}, ProgramReport{Object: "ab", Program: "c"}, false},
 		{"reasons or guarded", ProgramReport{Reasons: []string{"x"}}, ProgramReport{Guarded: []string{"x"}}, false},
 		{"one reason or two", ProgramReport{Reasons: []string{"a:b"}}, ProgramReport{Reasons: []string{"a", "b"}}, false},
-		{"digits in a reason", ProgramReport{Reasons: []string{"1;1:x"}}, ProgramReport{Reasons: []string{"1", "x"}}, false},
-		{"a count against a length", ProgramReport{Reasons: []string{"5:hello"}}, ProgramReport{Reasons: []string{"hello"}, Guarded: []string{""}}, false},
+		{"a reason moved to guarded", ProgramReport{Reasons: []string{"a", "b"}}, ProgramReport{Reasons: []string{"a"}, Guarded: []string{"b"}}, false},
+		{"other guarded", ProgramReport{Guarded: []string{"x"}}, ProgramReport{Guarded: []string{"y"}}, false},
+		{"another verdict", ProgramReport{Verdict: VerdictLoads}, ProgramReport{Verdict: VerdictUnknown}, false},
 	} {
-		if got := spellOf(c.a) == spellOf(c.b); got != c.same {
-			t.Errorf("%s: spelled alike %v, want %v (%q, %q)", c.name, got, c.same, spellOf(c.a), spellOf(c.b))
+		s := newSharer()
+		first := []ProgramReport{{Program: "before"}, c.a}
+		second := []ProgramReport{{Program: "before"}, c.b}
+		s.programs.shared(first)
+		got := s.programs.shared(second)
+		if shared := &got[0] == &first[0]; shared != c.same {
+			t.Errorf("%s: second list shared the first's %v, want %v", c.name, shared, c.same)
+		}
+		if again := s.programs.shared(second); &again[0] != &got[0] {
+			t.Errorf("%s: the same list asked again gave another", c.name)
 		}
 	}
-	var a, b strings.Builder
-	writeRelocation(&a, RelocationReport{Object: "o", InsnOff: 12, Kind: "3"})
-	writeRelocation(&b, RelocationReport{Object: "o", InsnOff: 123})
-	if a.String() == b.String() {
-		t.Errorf("relocation rows with other offsets and kinds spell alike: %q", a.String())
+	s := newSharer()
+	a := []RelocationReport{{Object: "o", InsnOff: 12, Kind: "3"}}
+	b := []RelocationReport{{Object: "o", InsnOff: 123}}
+	c := []RelocationReport{{Object: "o", InsnOff: 12, Kind: "3"}}
+	s.relocs.shared(a)
+	if got := s.relocs.shared(b); &got[0] != &b[0] {
+		t.Error("relocation rows with other offsets and kinds were shared")
+	}
+	if got := s.relocs.shared(c); &got[0] != &a[0] {
+		t.Error("equal relocation rows were not shared")
 	}
 }
