@@ -220,25 +220,27 @@ func candidateCounts(objs []*Object, targets []*Target) map[string]int {
 // local type ID order, every local type whose relocations cilium/ebpf
 // refuses, where btf.CORERelocate names one of them, picked by map order.
 func (a *Answers) Fixups(obj int, name string) ([]btf.COREFixup, error) {
+	return a.AppendFixups(nil, obj, name)
+}
+
+// AppendFixups is Fixups appending to dst: a caller asking for every
+// program on every kernel reuses one slice (the load prediction's were a
+// twelfth of what a generate run with the big test object allocated).
+func (a *Answers) AppendFixups(dst []btf.COREFixup, obj int, name string) ([]btf.COREFixup, error) {
 	i, ok := slices.BinarySearchFunc(a.oracle.progs[obj], name, func(p program, name string) int {
 		return strings.Compare(p.name, name)
 	})
 	if !ok {
-		return nil, fmt.Errorf("%s: no program %s", a.oracle.objs[obj].Path, name)
+		return dst, fmt.Errorf("%s: no program %s", a.oracle.objs[obj].Path, name)
 	}
-	return a.fixups(obj, &a.oracle.progs[obj][i])
-}
-
-func (a *Answers) fixups(i int, p *program) ([]btf.COREFixup, error) {
-	l, err := a.list(i, p)
-	if l.single == nil {
-		return l.fixups, err
+	l, err := a.list(obj, &a.oracle.progs[obj][i])
+	if err != nil {
+		return dst, err
 	}
-	out := make([]btf.COREFixup, l.len())
-	for k := range out {
-		out[k] = l.at(k)
+	for k := range l.len() {
+		dst = append(dst, l.at(k))
 	}
-	return out, nil
+	return dst, nil
 }
 
 // fixupList is a program's fixups in instruction order: a slice, or,

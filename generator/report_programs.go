@@ -70,7 +70,9 @@ func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.K
 			opts.KernelTypeIDs = func(program string) map[int]uint64 { return typeIDs[i][program] }
 		}
 		if fixups != nil {
-			opts.Fixups = func(program string) ([]btf.COREFixup, error) { return fixups.Fixups(i, program) }
+			opts.Fixups = func(dst []btf.COREFixup, program string) ([]btf.COREFixup, error) {
+				return fixups.AppendFixups(dst, i, program)
+			}
 			opts.Memo = o.memos[i]
 		}
 		ids[i], unrelocated[i] = map[string]map[int]uint64{}, map[string]bool{}

@@ -60,9 +60,10 @@ func (m *Memo) get(program, kernel string, fixups []btf.COREFixup) (Prediction, 
 	return Prediction{}, false
 }
 
+// put keeps a copy of fixups: Collection reuses its slice.
 func (m *Memo) put(program, kernel string, fixups []btf.COREFixup, p Prediction) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := memoKey{program, kernel}
-	m.seen[k] = append(m.seen[k], memoEntry{fixups, p})
+	m.seen[k] = append(m.seen[k], memoEntry{slices.Clone(fixups), p})
 }

@@ -46,7 +46,9 @@ func TestMemo(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := Options{Release: k.Release, Kernel: NewKernel(targets, Kfuncs(coll)),
-				Fixups: func(program string) ([]btf.COREFixup, error) { return answers.Fixups(0, program) }}
+				Fixups: func(dst []btf.COREFixup, program string) ([]btf.COREFixup, error) {
+					return answers.AppendFixups(dst, 0, program)
+				}}
 			want := Collection(path, coll, relos, k.Name, targets, &opts)
 			opts.Memo = memo
 			if got := Collection(path, coll, relos, k.Name, targets, &opts); !reflect.DeepEqual(got, want) {

@@ -31,11 +31,13 @@ type Options struct {
 	// minimized BTF, whose fixups equal the full BTF's but whose type IDs
 	// are its own.
 	KernelTypeIDs func(program string) map[int]uint64
-	// Fixups, if set, gives per program (by name) the fixups of its CO-RE
-	// relocations against targets, in instruction order, or the error
-	// btf.CORERelocate gives for them: what the caller's oracle already
-	// computed (corereloc.Answers), so they are not computed again.
-	Fixups func(program string) ([]btf.COREFixup, error)
+	// Fixups, if set, appends to dst per program (by name) the fixups of
+	// its CO-RE relocations against targets, in instruction order, or
+	// gives the error btf.CORERelocate gives for them: what the caller's
+	// oracle already computed (corereloc.Answers.AppendFixups), so they
+	// are not computed again. Collection reuses dst from program to
+	// program.
+	Fixups func(dst []btf.COREFixup, program string) ([]btf.COREFixup, error)
 	// Memo, if set with Fixups (and without KernelTypeIDs), is the
 	// object's Memo: a program whose fixups, kernel facts and kernel
 	// version were predicted before takes that prediction.
@@ -57,25 +59,26 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 	var (
 		out     []Prediction
 		scratch asm.Instructions // each program's relocated copy, in turn
+		given   []btf.COREFixup  // each program's given fixups, in turn
 	)
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		// The given fixups are asked for once, for the memo and the
 		// prediction both.
 		var (
-			given  func() ([]btf.COREFixup, error)
-			fixups []btf.COREFixup
+			fixups func() ([]btf.COREFixup, error)
 			memo   bool // the fixups are known: memo the prediction
 		)
 		if opts.Fixups != nil {
-			fx, err := opts.Fixups(name)
-			given = func() ([]btf.COREFixup, error) { return fx, err }
+			var err error
+			given, err = opts.Fixups(given[:0], name)
+			fixups = func() ([]btf.COREFixup, error) { return given, err }
 			if memoFor != "" && err == nil {
-				if p, ok := opts.Memo.get(name, memoFor, fx); ok {
+				if p, ok := opts.Memo.get(name, memoFor, given); ok {
 					p.Object, p.Kernel = object, kernel
 					out = append(out, p)
 					continue
 				}
-				fixups, memo = fx, true
+				memo = true
 			}
 		}
 		p := Prediction{Object: object, Program: name, Kernel: kernel}
@@ -83,9 +86,9 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll, coll.Programs[name], relos, targets, ids, given, m, opts, &scratch)
+		program(&p, coll, coll.Programs[name], relos, targets, ids, fixups, m, opts, &scratch)
 		if memo {
-			opts.Memo.put(name, memoFor, fixups, p)
+			opts.Memo.put(name, memoFor, given, p)
 		}
 		out = append(out, p)
 	}
