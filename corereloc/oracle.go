@@ -114,11 +114,12 @@ type answers struct {
 // Relocate asks the oracle's questions against targets (vmlinux first,
 // then modules). raw, if not nil, is the same BTF as Match reads it, in
 // the same order; it counts each local type's candidates. A relocation
-// whose local type has at most one candidate is asked once, alone:
-// btf.CORERelocate scores candidates per program and local type
-// (coreCalculateFixups), but with one candidate or none each relocation's
-// fixup is that candidate's for it, or the poison (or "does not exist")
-// fixup it would give too, whatever else the program relocates. With
+// whose local type has at most one candidate is asked once, apart from
+// its programs (askSingle): btf.CORERelocate scores candidates per
+// program and local type (coreCalculateFixups), but with one candidate or
+// none each relocation's fixup is that candidate's for it, or the poison
+// (or "does not exist") fixup it would give too, whatever else is asked
+// with it. With
 // several candidates the score decides, and those relocations are asked
 // with their programs, as is every program without raw, with a
 // local_type_id relocation, or that some relocation fails.
@@ -140,6 +141,8 @@ func (o *Oracle) Relocate(targets []*btf.Spec, raw []*Target) (*Answers, error) 
 	for i, obj := range o.objs {
 		a.single[i] = make([]answer, len(obj.Relocations))
 		a.grouped[i] = map[btf.TypeID]bool{}
+		var relos []*btf.CORERelocation
+		var which []int32
 		for _, p := range o.progs[i] {
 			for k, r := range p.which {
 				rel := &obj.Relocations[r]
@@ -150,16 +153,34 @@ func (o *Oracle) Relocate(targets []*btf.Spec, raw []*Target) (*Answers, error) 
 					a.grouped[i][rel.TypeID] = true
 					continue
 				}
-				fixups, err := btf.CORERelocate(p.relos[k:k+1], targets, o.order[i], noLocalTypes)
-				ans := answer{err: err, asked: true}
-				if err == nil {
-					ans.fixup = fixups[0]
-				}
-				a.single[i][r] = ans
+				a.single[i][r].asked = true
+				relos, which = append(relos, p.relos[k]), append(which, r)
 			}
 		}
+		a.askSingle(i, relos, which)
 	}
 	return a, nil
+}
+
+// askSingle fills single[i] for relos, Objects[i].Relocations[which[k]]
+// each, in one btf.CORERelocate call: it groups relocations by local
+// type, and a type of one candidate or none gives each relocation the
+// same fixup in any group (see Relocate), so one call answers them all.
+// If that call fails, each of them keeps its error, and the programs
+// holding them are asked whole, as Answers asks any program some
+// relocation fails.
+func (a *Answers) askSingle(i int, relos []*btf.CORERelocation, which []int32) {
+	if len(relos) == 0 {
+		return
+	}
+	fixups, err := btf.CORERelocate(relos, a.targets, a.oracle.order[i], noLocalTypes)
+	for k, r := range which {
+		ans := answer{err: err, asked: true}
+		if err == nil {
+			ans.fixup = fixups[k]
+		}
+		a.single[i][r] = ans
+	}
 }
 
 // noLocalTypes stands for the local type numbering, which no relocation

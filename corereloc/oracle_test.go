@@ -2,12 +2,14 @@ package corereloc
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -141,6 +143,46 @@ func TestOracleAsksOnce(t *testing.T) {
 			}
 			t.Logf("%d variants, %d rejected", len(variants), rejected)
 		})
+	}
+}
+
+// TestOracleFailedApart: when btf.CORERelocate refuses the relocations
+// asked apart from their programs (here a big-endian object against a
+// little-endian kernel, which it refuses whole), each program is asked
+// whole and gives what asking per program gives: no fixups, the error.
+func TestOracleFailedApart(t *testing.T) {
+	objs := loadObjects(t, []string{filepath.Join(kerneltest.CiliumTestdata(t), "relocs-eb.elf")})
+	oracle, err := NewOracle(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, full := kernelSpecs(t, kernels(t)[0])
+	whole, err := oracle.Relocate([]*btf.Spec{full}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := oracle.Relocate([]*btf.Spec{full}, []*Target{{spec: raw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart := 0
+	for _, a := range once.single[0] {
+		if a.asked {
+			apart++
+		}
+	}
+	if apart == 0 {
+		t.Fatal("no relocation was asked apart from its program")
+	}
+	for _, p := range oracle.progs[0] {
+		wf, werr := whole.Fixups(0, p.name)
+		of, oerr := once.Fixups(0, p.name)
+		if len(p.relos) > 0 && werr == nil {
+			t.Fatalf("%s: a big-endian program relocates against a little-endian kernel", p.name)
+		}
+		if fmt.Sprint(werr) != fmt.Sprint(oerr) || !slices.Equal(wf, of) {
+			t.Errorf("%s: asked once %v, %v; asked per program %v, %v", p.name, of, oerr, wf, werr)
+		}
 	}
 }
 
