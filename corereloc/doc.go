@@ -65,5 +65,6 @@
 //     verify many kernels with the same objects (the generator): it reads
 //     the objects' programs once, and its Answers are the fixups per
 //     object and program that the load prediction reuses instead of
-//     asking cilium/ebpf again.
+//     asking cilium/ebpf again (Answers.AppendFixups into one slice it
+//     reuses, as it asks for every program on every kernel).
 package corereloc
