@@ -2,6 +2,7 @@ package predict
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -49,6 +50,19 @@ type Kernel struct {
 	// Interpreter says the kernel has BPF's interpreter (built without
 	// CONFIG_BPF_JIT_ALWAYS_ON): its BTF has the FUNC bpf_patch_call_args.
 	Interpreter bool
+
+	// spelled is the fields above as a Memo keys them (spell), written
+	// once by NewKernel: spelling them per object and kernel was 1 % of
+	// a generate run.
+	spelled string
+}
+
+// spell spells k's facts for a Memo's key.
+func (k *Kernel) spell() string {
+	if k.spelled != "" {
+		return k.spelled
+	}
+	return fmt.Sprintf("%+v", *k)
 }
 
 // NewKernel reads a kernel's facts from its full BTF as cilium/ebpf
@@ -80,6 +94,7 @@ func NewKernel(targets []*btf.Spec, kfuncs []string) *Kernel {
 			k.Kfuncs = append(k.Kfuncs, name)
 		}
 	}
+	k.spelled = k.spell()
 	return k
 }
 

@@ -46,7 +46,7 @@ func memoKernel(opts *Options) string {
 	if opts.Kernel == nil {
 		return release
 	}
-	return fmt.Sprintf("%s %+v", release, *opts.Kernel)
+	return release + " " + opts.Kernel.spell()
 }
 
 func (m *Memo) get(program, kernel string, fixups []btf.COREFixup) (Prediction, bool) {
