@@ -36,10 +36,9 @@ func (obj *Object) programs(coll *ebpf.CollectionSpec) ([]program, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range sites {
-			p.relos = append(p.relos, s.CORE)
-			p.insns = append(p.insns, s.Index)
-			p.which = append(p.which, s.at)
+		p.relos, p.insns, p.which = make([]*btf.CORERelocation, len(sites)), make([]int, len(sites)), make([]int32, len(sites))
+		for k, s := range sites {
+			p.relos[k], p.insns[k], p.which[k] = s.CORE, s.Index, s.at
 			p.local = p.local || s.Kind == TypeIDLocal
 		}
 		out = append(out, p)
