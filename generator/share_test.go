@@ -1,6 +1,10 @@
 package generator
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+	"time"
+)
 
 // TestSharedRows: a kernel's row list is replaced by an earlier one
 // exactly when the report shows them alike, so sharing never swaps one
@@ -43,4 +47,30 @@ func TestSharedRows(t *testing.T) {
 	if got := s.relocs.shared(c); &got[0] != &a[0] {
 		t.Error("equal relocation rows were not shared")
 	}
+}
+
+// TestSharedRowsReleased: a kernel's row list that an equal earlier one
+// replaced is not held by the sharer. Holding each made a run's live heap
+// grow with its kernels (about 40 KB each).
+func TestSharedRowsReleased(t *testing.T) {
+	s := newSharer()
+	s.programs.shared([]ProgramReport{{Program: "p", Verdict: VerdictLoads}})
+	freed := make(chan struct{})
+	func() {
+		again := []ProgramReport{{Program: "p", Verdict: VerdictLoads}}
+		runtime.AddCleanup(&again[0], func(ch chan struct{}) { close(ch) }, freed)
+		if got := s.programs.shared(again); &got[0] == &again[0] {
+			t.Fatal("an equal list was not shared")
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		select {
+		case <-freed:
+			runtime.KeepAlive(s)
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the sharer holds the replaced list after 100 collections")
 }
