@@ -100,14 +100,7 @@ func TestOracleAsksOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole, err := oracle.Relocate([]*btf.Spec{full}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			once, err := oracle.Relocate([]*btf.Spec{full}, []*Target{{spec: raw}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			whole, once := askBothWays(t, oracle, full, raw)
 			rejected, variants := 0, corruptions(t, blob)
 			for i, v := range variants {
 				minRaw, err := rawbtf.Parse(v, nil)
@@ -118,14 +111,7 @@ func TestOracleAsksOnce(t *testing.T) {
 				if err != nil {
 					continue // cilium/ebpf refuses it: nothing to verify
 				}
-				wholeMin, err := oracle.Relocate([]*btf.Spec{min}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				onceMin, err := oracle.Relocate([]*btf.Spec{min}, []*Target{{spec: minRaw}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				wholeMin, onceMin := askBothWays(t, oracle, min, minRaw)
 				want, got := oracle.Verify(whole, wholeMin), oracle.Verify(once, onceMin)
 				if !slices.Equal(got, want) {
 					t.Fatalf("variant %d: asked once: %d mismatches, asked per program: %d\n%v\nwant\n%v", i, len(got), len(want), got, want)
@@ -157,14 +143,7 @@ func TestOracleFailedApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, full := kernelSpecs(t, kernels(t)[0])
-	whole, err := oracle.Relocate([]*btf.Spec{full}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	once, err := oracle.Relocate([]*btf.Spec{full}, []*Target{{spec: raw}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, once := askBothWays(t, oracle, full, raw)
 	apart := 0
 	for _, a := range once.single[0] {
 		if a.asked {
@@ -184,6 +163,21 @@ func TestOracleFailedApart(t *testing.T) {
 			t.Errorf("%s: asked once %v, %v; asked per program %v, %v", p.name, of, oerr, wf, werr)
 		}
 	}
+}
+
+// askBothWays asks the oracle's questions against spec per program (no
+// raw BTF to count candidates with) and each once (with raw).
+func askBothWays(tb testing.TB, o *Oracle, spec *btf.Spec, raw *rawbtf.Spec) (whole, once *Answers) {
+	tb.Helper()
+	whole, err := o.Relocate([]*btf.Spec{spec}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	once, err = o.Relocate([]*btf.Spec{spec}, []*Target{{spec: raw}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return whole, once
 }
 
 // corruptions returns blob, then copies of it with one type changed each:
