@@ -215,7 +215,6 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 				return nil, fmt.Errorf("%s: program %s does not relocate on the minimized BTF", o.names[i], p.Program)
 			}
 		}
-		rows[i] = rows[i].named(o.names[i])
 	}
 	kr.rows = rows
 	kr.report = report(cr.Key, path, o.names, cr.Types, cr.Bytes, rows)

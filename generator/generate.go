@@ -188,7 +188,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		results []*kernelResult
 		skipped []Skipped
 		wg      sync.WaitGroup
-		share   = newSharer()
+		share   = newSharer(true)
 	)
 	for range workers {
 		wg.Go(func() {

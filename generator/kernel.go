@@ -206,9 +206,6 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	}
 	kr.facts = predict.NewKernel(full, o.kfuncs)
 	kr.typeIDs, kr.unrelocated = o.predict(k.Key, full, kr.facts, rows, nil, answers)
-	for i := range rows {
-		rows[i] = rows[i].named(o.names[i])
-	}
 	modReports := kr.report.Modules
 	kr.report = report(k.Key, k.Path, o.names, types, bytes, rows)
 	kr.report.Modules = modReports

@@ -123,7 +123,7 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		results []*kernelResult
 		skipped []Skipped
 		seen    = map[int]string{}
-		share   = newSharer()
+		share   = newSharer(false)
 	)
 	for _, in := range parts {
 		p, err := readPart(in.Name, in.Data)

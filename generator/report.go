@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unique"
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/safetext"
@@ -140,52 +139,6 @@ func (rows *objectRows) add(object string, obj *corereloc.Object, j int, c cache
 	if c.KernelTypeID {
 		rows.KernelTypeIDs = append(rows.KernelTypeIDs, rel)
 	}
-}
-
-// named returns the rows with their Object fields set to name. Their
-// strings are interned: most kernels repeat the same rows, and a run
-// holds every kernel's rows until the report is written.
-func (r objectRows) named(name string) objectRows {
-	rels := func(rows []RelocationReport) []RelocationReport {
-		if len(rows) == 0 {
-			return nil
-		}
-		out := make([]RelocationReport, len(rows))
-		for i, r := range rows {
-			r.Object = name
-			for _, f := range []*string{&r.Section, &r.Function, &r.Field, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
-				*f = unique.Make(*f).Value()
-			}
-			out[i] = r
-		}
-		return out
-	}
-	out := objectRows{Unresolved: rels(r.Unresolved), KernelTypeIDs: rels(r.KernelTypeIDs)}
-	if len(r.Programs) > 0 {
-		out.Programs = make([]ProgramReport, len(r.Programs))
-		for i, p := range r.Programs {
-			p.Object = name
-			p.Program = unique.Make(p.Program).Value()
-			p.Verdict = unique.Make(p.Verdict).Value()
-			p.Reason = unique.Make(p.Reason).Value()
-			p.Reasons = internAll(p.Reasons)
-			p.Guarded = internAll(p.Guarded)
-			out.Programs[i] = p
-		}
-	}
-	return out
-}
-
-// internAll returns ss with every string interned.
-func internAll(ss []string) []string {
-	if len(ss) == 0 {
-		return ss
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = unique.Make(s).Value()
-	}
-	return out
 }
 
 // report is a kernel's coverage and load prediction: the size of its

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"hash/maphash"
 	"slices"
+	"unique"
 )
 
 // sharer makes the results a run holds until it encodes the payload and
@@ -17,6 +18,14 @@ type sharer struct {
 	programs rowLists[ProgramReport]
 	relocs   rowLists[RelocationReport]
 }
+
+// A Generate run's sharer also interns the strings of each row list it
+// keeps: lists that differ between kernels still share most of their
+// strings. A list an earlier equal one replaces is dropped uninterned;
+// interning every kernel's rows as they were made was 3 % of a run with
+// the big test object, and most kernels of a series repeat an earlier
+// one's rows. Merge's lists come from parts, each distinct list once, and
+// are not interned.
 
 // rowLists are the distinct row lists seen, by a hash of their rows, and
 // by the address of their first row: a list that is already shared (read
@@ -33,18 +42,24 @@ type rowLists[T any] struct {
 	seed   maphash.Seed
 	hash   func(*maphash.Hash, T)
 	equal  func(a, b T) bool
+	keep   func([]T) // if set, called on each list kept, before it is
 }
 
-func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool) rowLists[T] {
-	return rowLists[T]{byHash: map[uint64][][]T{}, at: map[*T][]T{}, seed: maphash.MakeSeed(), hash: hash, equal: equal}
+func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool, keep func([]T)) rowLists[T] {
+	return rowLists[T]{byHash: map[uint64][][]T{}, at: map[*T][]T{}, seed: maphash.MakeSeed(), hash: hash, equal: equal, keep: keep}
 }
 
-func newSharer() *sharer {
-	return &sharer{
+// newSharer returns a sharer; intern says it interns the lists it keeps.
+func newSharer(intern bool) *sharer {
+	s := &sharer{
 		blobs:    map[[sha256.Size]byte][]byte{},
-		programs: newRowLists(hashProgram, sameProgram),
-		relocs:   newRowLists(hashRelocation, func(a, b RelocationReport) bool { return a == b }),
+		programs: newRowLists(hashProgram, sameProgram, nil),
+		relocs:   newRowLists(hashRelocation, func(a, b RelocationReport) bool { return a == b }, nil),
 	}
+	if intern {
+		s.programs.keep, s.relocs.keep = internPrograms, internRelocations
+	}
+	return s
 }
 
 // share replaces kr's blobs and report rows by equal ones an earlier
@@ -94,6 +109,9 @@ func (l rowLists[T]) shared(rows []T) []T {
 	if i := slices.IndexFunc(l.byHash[sum], func(old []T) bool { return slices.EqualFunc(old, rows, l.equal) }); i >= 0 {
 		return l.byHash[sum][i]
 	}
+	if l.keep != nil {
+		l.keep(rows)
+	}
 	l.byHash[sum] = append(l.byHash[sum], rows)
 	l.at[&rows[0]] = rows
 	return rows
@@ -126,4 +144,39 @@ func hashRelocation(h *maphash.Hash, r RelocationReport) {
 		h.WriteString(s)
 	}
 	maphash.WriteComparable(h, r.InsnOff)
+}
+
+// internPrograms interns the strings of rows in place (a kernel's list,
+// made for it alone); Reasons and Guarded become new slices, as the load
+// prediction's memo may share theirs between kernels.
+func internPrograms(rows []ProgramReport) {
+	for i := range rows {
+		p := &rows[i]
+		for _, f := range []*string{&p.Object, &p.Program, &p.Verdict, &p.Reason} {
+			*f = unique.Make(*f).Value()
+		}
+		p.Reasons, p.Guarded = internAll(p.Reasons), internAll(p.Guarded)
+	}
+}
+
+// internRelocations interns the strings of rows in place.
+func internRelocations(rows []RelocationReport) {
+	for i := range rows {
+		r := &rows[i]
+		for _, f := range []*string{&r.Object, &r.Section, &r.Function, &r.Field, &r.Kind, &r.Type, &r.Access, &r.Status, &r.Reason} {
+			*f = unique.Make(*f).Value()
+		}
+	}
+}
+
+// internAll returns ss with every string interned, in a new slice.
+func internAll(ss []string) []string {
+	if len(ss) == 0 {
+		return ss
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = unique.Make(s).Value()
+	}
+	return out
 }

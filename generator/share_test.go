@@ -2,8 +2,10 @@ package generator
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestSharedRows: a kernel's row list is replaced by an earlier one
@@ -24,7 +26,7 @@ func TestSharedRows(t *testing.T) {
 		{"other guarded", ProgramReport{Guarded: []string{"x"}}, ProgramReport{Guarded: []string{"y"}}, false},
 		{"another verdict", ProgramReport{Verdict: VerdictLoads}, ProgramReport{Verdict: VerdictUnknown}, false},
 	} {
-		s := newSharer()
+		s := newSharer(true)
 		first := []ProgramReport{{Program: "before"}, c.a}
 		second := []ProgramReport{{Program: "before"}, c.b}
 		s.programs.shared(first)
@@ -36,7 +38,7 @@ func TestSharedRows(t *testing.T) {
 			t.Errorf("%s: the same list asked again gave another", c.name)
 		}
 	}
-	s := newSharer()
+	s := newSharer(true)
 	a := []RelocationReport{{Object: "o", InsnOff: 12, Kind: "3"}}
 	b := []RelocationReport{{Object: "o", InsnOff: 123}}
 	c := []RelocationReport{{Object: "o", InsnOff: 12, Kind: "3"}}
@@ -53,7 +55,7 @@ func TestSharedRows(t *testing.T) {
 // replaced is not held by the sharer. Holding each made a run's live heap
 // grow with its kernels (about 40 KB each).
 func TestSharedRowsReleased(t *testing.T) {
-	s := newSharer()
+	s := newSharer(true)
 	s.programs.shared([]ProgramReport{{Program: "p", Verdict: VerdictLoads}})
 	freed := make(chan struct{})
 	func() {
@@ -73,4 +75,41 @@ func TestSharedRowsReleased(t *testing.T) {
 		}
 	}
 	t.Fatal("the sharer holds the replaced list after 100 collections")
+}
+
+// TestSharedRowsInterned: the lists a Generate run keeps share their
+// strings, however each kernel's rows spelled them, and the lists it
+// drops are not interned; Merge's sharer leaves strings as they are.
+func TestSharedRowsInterned(t *testing.T) {
+	fresh := func(s string) string { return strings.Clone(s) }
+	list := func(verdict string) []ProgramReport {
+		return []ProgramReport{{Object: fresh("o"), Program: fresh("p"), Verdict: verdict, Reasons: []string{fresh("r")}}}
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+	s := newSharer(true)
+	a := s.programs.shared(list(VerdictFails))
+	b := s.programs.shared(list(VerdictUnknown)) // differs: kept
+	if !same(a[0].Program, b[0].Program) || !same(a[0].Object, b[0].Object) || !same(a[0].Reasons[0], b[0].Reasons[0]) {
+		t.Error("two kept lists do not share their equal strings")
+	}
+	dropped := list(VerdictFails)
+	if got := s.programs.shared(dropped); &got[0] != &a[0] {
+		t.Fatal("an equal list was not replaced")
+	}
+	if same(dropped[0].Program, a[0].Program) {
+		t.Error("a replaced list was interned")
+	}
+	r1 := s.relocs.shared([]RelocationReport{{Object: fresh("o"), Type: fresh("task_struct"), InsnOff: 1}})
+	r2 := s.relocs.shared([]RelocationReport{{Object: fresh("o"), Type: fresh("task_struct"), InsnOff: 2}})
+	if !same(r1[0].Type, r2[0].Type) {
+		t.Error("two kept relocation lists do not share their equal strings")
+	}
+
+	m := newSharer(false)
+	c := m.programs.shared(list(VerdictFails))
+	d := m.programs.shared(list(VerdictUnknown))
+	if same(c[0].Program, d[0].Program) {
+		t.Error("Merge's sharer interned its lists")
+	}
 }
