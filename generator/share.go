@@ -42,7 +42,7 @@ type rowLists[T any] struct {
 	seed   maphash.Seed
 	hash   func(*maphash.Hash, T)
 	equal  func(a, b T) bool
-	keep   func([]T) // if set, called on each list kept, before it is
+	keep   func([]T) // if set, called on each new list before it is kept
 }
 
 func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool, keep func([]T)) rowLists[T] {
@@ -51,15 +51,16 @@ func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool, ke
 
 // newSharer returns a sharer; intern says it interns the lists it keeps.
 func newSharer(intern bool) *sharer {
-	s := &sharer{
-		blobs:    map[[sha256.Size]byte][]byte{},
-		programs: newRowLists(hashProgram, sameProgram, nil),
-		relocs:   newRowLists(hashRelocation, func(a, b RelocationReport) bool { return a == b }, nil),
-	}
+	var keepPrograms func([]ProgramReport)
+	var keepRelocations func([]RelocationReport)
 	if intern {
-		s.programs.keep, s.relocs.keep = internPrograms, internRelocations
+		keepPrograms, keepRelocations = internPrograms, internRelocations
 	}
-	return s
+	return &sharer{
+		blobs:    map[[sha256.Size]byte][]byte{},
+		programs: newRowLists(hashProgram, sameProgram, keepPrograms),
+		relocs:   newRowLists(hashRelocation, func(a, b RelocationReport) bool { return a == b }, keepRelocations),
+	}
 }
 
 // share replaces kr's blobs and report rows by equal ones an earlier
