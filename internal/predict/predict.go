@@ -59,21 +59,21 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 	var (
 		out     []Prediction
 		scratch asm.Instructions // each program's relocated copy, in turn
-		given   []btf.COREFixup  // each program's given fixups, in turn
+		fixups  []btf.COREFixup  // each program's given fixups, in turn
 	)
 	for _, name := range slices.Sorted(maps.Keys(coll.Programs)) {
 		// The given fixups are asked for once, for the memo and the
 		// prediction both.
 		var (
-			fixups func() ([]btf.COREFixup, error)
-			memo   bool // the fixups are known: memo the prediction
+			given func() ([]btf.COREFixup, error)
+			memo  bool // the fixups are known: memo the prediction
 		)
 		if opts.Fixups != nil {
 			var err error
-			given, err = opts.Fixups(given[:0], name)
-			fixups = func() ([]btf.COREFixup, error) { return given, err }
+			fixups, err = opts.Fixups(fixups[:0], name)
+			given = func() ([]btf.COREFixup, error) { return fixups, err }
 			if memoFor != "" && err == nil {
-				if p, ok := opts.Memo.get(name, memoFor, given); ok {
+				if p, ok := opts.Memo.get(name, memoFor, fixups); ok {
 					p.Object, p.Kernel = object, kernel
 					out = append(out, p)
 					continue
@@ -86,9 +86,9 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 		if opts.KernelTypeIDs != nil {
 			ids = opts.KernelTypeIDs(name)
 		}
-		program(&p, coll, coll.Programs[name], relos, targets, ids, fixups, m, opts, &scratch)
+		program(&p, coll, coll.Programs[name], relos, targets, ids, given, m, opts, &scratch)
 		if memo {
-			opts.Memo.put(name, memoFor, given, p)
+			opts.Memo.put(name, memoFor, fixups, p)
 		}
 		out = append(out, p)
 	}
