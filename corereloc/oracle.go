@@ -153,7 +153,7 @@ func (o *Oracle) Relocate(targets []*btf.Spec, raw []*Target) (*Answers, error) 
 					a.grouped[i][rel.TypeID] = true
 					continue
 				}
-				a.single[i][r].asked = true
+				a.single[i][r].asked = true // queued once: askSingle answers it
 				relos, which = append(relos, p.relos[k]), append(which, r)
 			}
 		}

@@ -29,12 +29,12 @@ const chunked = 10 << 20
 // Parse and ParseShared of the same slice then get back). The bytes are
 // the buffer cilium/ebpf's loader read them into: the wrapper serves the
 // .BTF section straight from the file, and the ReadAt that fills the
-// whole section in one call shows where it lands. Spec copies bytes already in memory; File reads them once, into
-// memory both cilium/ebpf and the caller use. That buffer is only ever
-// read: cilium/ebpf's decoder shares it and must not modify it, and so
-// must the caller. On a 12-kernel generate run that one copy less per
-// kernel was 8 % of the CPU and a fifth of the page faults
-// (docs/performance.md).
+// whole section in one call shows where it lands. Spec copies bytes
+// already in memory; File reads them once, into memory both cilium/ebpf
+// and the caller use. That buffer is only ever read: cilium/ebpf's
+// decoder shares it and must not modify it, and so must the caller. On a
+// 12-kernel generate run that one copy less per kernel was 8 % of the
+// CPU and a fifth of the page faults (docs/performance.md).
 //
 // A blob with a data section of size zero is loaded again the plain way
 // (see the package doc), from the same bytes. On any error the caller
