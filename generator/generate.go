@@ -201,11 +201,13 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 				// architectures some object pairs with.
 				objs := byArch[k.Key.Arch]
 				if objs == nil {
+					k.Release()
 					cancel(fmt.Errorf("kernel %s (%s): no object pairs with architecture %q", k.Key, k.Path, k.Key.Arch))
 					progress.Done(k.Key.String(), nil)
 					continue
 				}
 				kr, err := objs.processCached(kc, k)
+				k.Release()
 				if err != nil {
 					cancel(fmt.Errorf("kernel %s (%s): %w", k.Key, k.Path, err))
 					progress.Done(k.Key.String(), err)
@@ -225,6 +227,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		Workers: workers, Strict: args.Strict, Arch: arches, Release: args.Kernels,
 		Found: progress.Total, Filtered: removed.add, Shard: args.Shard, Shards: args.Shards,
 		FullSpecs: true, // the oracle's reference: see fullTargets
+		Hold:      true, // the workers release each kernel they are done with
 	}
 	if kc != nil {
 		opts.ReadEntry = kc.readEntry
@@ -244,6 +247,7 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 		select {
 		case jobs <- k:
 		case <-ctx.Done():
+			k.Release()
 		}
 		if ctx.Err() != nil {
 			break

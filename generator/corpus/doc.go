@@ -47,7 +47,10 @@
 // The generator and `btfembed corpus` call it, and so can tools that
 // prepare a corpus: Read with Options streams Kernel values (each with
 // its vmlinux File and Module files, and with FullSpecs cilium/ebpf's
-// FullSpec of it); ReadBTF reads one file; List
+// FullSpec of it); with Options.Hold the caller gives each one back with
+// Kernel.Release when it is done with it, so that a caller that hands
+// kernels to workers of its own, as the generator does, holds no more
+// than Options.Workers of them in memory; ReadBTF reads one file; List
 // summarizes a corpus without decoding it (an Entry per kernel, whose
 // Summary `btfembed corpus ls` prints; Entry.Read reads it in full);
 // Import with ImportOptions imports packages and images into an

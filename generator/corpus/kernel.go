@@ -31,6 +31,17 @@ type Kernel struct {
 	// the generator's own parse of the same bytes, which rawbtf then
 	// answers without indexing them again.
 	spec *btfSpec
+	// release gives the kernel's place back to Read (Options.Hold).
+	release func()
+}
+
+// Release tells Read, which yielded k with Options.Hold, that the caller
+// is done with it, so that another kernel may be read in its place. It
+// does nothing without Options.Hold, or when called again.
+func (k *Kernel) Release() {
+	if k.release != nil {
+		k.release()
+	}
 }
 
 // checkNames checks every string of a kernel that becomes a path element

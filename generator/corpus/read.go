@@ -58,6 +58,14 @@ type Options struct {
 	// still applies the filters, the order and the duplicate check to
 	// what it returns.
 	ReadEntry func(*Entry) (*Kernel, []error)
+	// Hold has a yielded kernel keep its place among the Workers kernels
+	// Read holds until the caller calls its Release, not only until the
+	// loop body returns. A caller that hands kernels on to workers of its
+	// own sets it, so that the kernels being read and the ones its
+	// workers hold number Workers in all: each is several MB of memory
+	// the process must fault in, which on a cold generate run costs more
+	// than reading it ahead saves (docs/performance.md).
+	Hold bool
 }
 
 func (o *Options) workers() int {
@@ -106,7 +114,9 @@ func (o *Options) filter(p string, k kernelkey.Key) bool {
 // Read walks the roots (directories or single files) and yields their
 // kernels one at a time, sorted by the key their paths give (then by path),
 // so the same corpus always streams in the same order. Up to
-// Options.Workers kernels are read ahead in parallel; no more are held.
+// Options.Workers kernels are read in parallel, and no more are held: a
+// kernel counts from when its read starts until the loop body that gets
+// it returns, or with Options.Hold until its Release.
 //
 // A kernel, module or directory entry that cannot be read is yielded as a
 // nil kernel with a *KernelError, and the stream goes on; with
@@ -158,6 +168,25 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 
 		strict := opts != nil && opts.Strict
 		seen := map[kernelkey.Key]string{}
+		// emit yields an entry's errors, then its kernel, and reports
+		// whether it yielded the kernel and whether the stream goes on.
+		emit := func(k *Kernel, errs []error) (yielded, more bool) {
+			for _, err := range errs {
+				if !yield(nil, err) || strict {
+					return false, false
+				}
+			}
+			if k == nil || !opts.filter(k.Path, k.Key) {
+				return false, true
+			}
+			if prev, dup := seen[k.Key]; dup {
+				err := &KernelError{Path: k.Path, Err: fmt.Errorf("duplicate kernel %s, also in %s", k.Key, prev)}
+				return false, yield(nil, err) && !strict
+			}
+			seen[k.Key] = k.Path
+			return true, yield(k, nil)
+		}
+		hold := opts != nil && opts.Hold
 		for i := range entries {
 			var r result
 			select {
@@ -166,24 +195,15 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 				yield(nil, ctx.Err())
 				return
 			}
-			<-tokens
-			for _, err := range r.errs {
-				if !yield(nil, err) || strict {
-					return
-				}
+			release := sync.OnceFunc(func() { <-tokens })
+			if hold && r.k != nil {
+				r.k.release = release
 			}
-			if r.k == nil || !opts.filter(r.k.Path, r.k.Key) {
-				continue
+			yielded, more := emit(r.k, r.errs)
+			if !hold || !yielded {
+				release()
 			}
-			if prev, dup := seen[r.k.Key]; dup {
-				err := &KernelError{Path: r.k.Path, Err: fmt.Errorf("duplicate kernel %s, also in %s", r.k.Key, prev)}
-				if !yield(nil, err) || strict {
-					return
-				}
-				continue
-			}
-			seen[r.k.Key] = r.k.Path
-			if !yield(r.k, nil) {
+			if !more {
 				return
 			}
 		}

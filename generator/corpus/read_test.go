@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -74,6 +76,47 @@ func TestReadFilters(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
+		})
+	}
+}
+
+// TestReadHolds counts the kernels Read has read while a loop body runs,
+// once every goroutine but the body's waits: a kernel counts until its
+// loop body returns, or with Options.Hold until its Release, which here
+// comes in the next kernel's body.
+func TestReadHolds(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hold=%v", hold), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var reads atomic.Int32
+				opts := &Options{Workers: 2, Hold: hold, ReadEntry: func(e *Entry) (*Kernel, []error) {
+					reads.Add(1)
+					return e.Read()
+				}}
+				var prev *Kernel
+				i := 0
+				for k, err := range Read(t.Context(), []string{testCorpus}, opts) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					synctest.Wait()
+					want := min(len(testKernels), i+2) // this kernel's place and one more
+					if hold && i > 0 {
+						want = i + 1 // this kernel's and the one before it
+					}
+					if got := int(reads.Load()); got != want {
+						t.Errorf("kernel %d: %d read, want %d", i, got, want)
+					}
+					if prev != nil {
+						prev.Release()
+					}
+					prev = k
+					i++
+				}
+				if i != len(testKernels) {
+					t.Errorf("yielded %d kernels, want %d", i, len(testKernels))
+				}
+			})
 		})
 	}
 }
