@@ -64,7 +64,9 @@ type Options struct {
 	// own sets it, so that the kernels being read and the ones its
 	// workers hold number Workers in all: each is several MB of memory
 	// the process must fault in, which on a cold generate run costs more
-	// than reading it ahead saves (docs/performance.md).
+	// than reading it ahead saves (docs/performance.md). Every kernel
+	// yielded must then be released, or the stream stalls once Workers
+	// kernels are held; a release after the stream has ended is harmless.
 	Hold bool
 }
 

@@ -122,19 +122,27 @@ func TestReadHolds(t *testing.T) {
 }
 
 func TestReadStopsEarly(t *testing.T) {
-	n := 0
-	for k, err := range Read(t.Context(), []string{testCorpus}, &Options{Workers: 2}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k.Key != testKernels[0].key {
-			t.Fatalf("first kernel %v, want %v", k.Key, testKernels[0].key)
-		}
-		n++
-		break
-	}
-	if n != 1 {
-		t.Fatalf("yielded %d kernels before break", n)
+	for _, hold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hold=%v", hold), func(t *testing.T) {
+			var held []*Kernel
+			for k, err := range Read(t.Context(), []string{testCorpus}, &Options{Workers: 2, Hold: hold}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k.Key != testKernels[0].key {
+					t.Fatalf("first kernel %v, want %v", k.Key, testKernels[0].key)
+				}
+				held = append(held, k)
+				break
+			}
+			if len(held) != 1 {
+				t.Fatalf("yielded %d kernels before break", len(held))
+			}
+			// Released after the stream ended, as a worker may: it must
+			// not block.
+			held[0].Release()
+			held[0].Release()
+		})
 	}
 }
 
