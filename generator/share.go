@@ -19,14 +19,6 @@ type sharer struct {
 	relocs   rowLists[RelocationReport]
 }
 
-// A Generate run's sharer also interns the strings of each row list it
-// keeps: lists that differ between kernels still share most of their
-// strings. A list an earlier equal one replaces is dropped uninterned;
-// interning every kernel's rows as they were made was 3 % of a run with
-// the big test object, and most kernels of a series repeat an earlier
-// one's rows. Merge's lists come from parts, each distinct list once, and
-// are not interned.
-
 // rowLists are the distinct row lists seen, by a hash of their rows, and
 // by the address of their first row: a list that is already shared (read
 // from a part, where each distinct list is stored once) is found without
@@ -49,7 +41,13 @@ func newRowLists[T any](hash func(*maphash.Hash, T), equal func(a, b T) bool, ke
 	return rowLists[T]{byHash: map[uint64][][]T{}, at: map[*T][]T{}, seed: maphash.MakeSeed(), hash: hash, equal: equal, keep: keep}
 }
 
-// newSharer returns a sharer; intern says it interns the lists it keeps.
+// newSharer returns a sharer; intern says it interns the strings of each
+// row list it keeps, as a Generate run's does: lists that differ between
+// kernels still share most of their strings. A list an earlier equal one
+// replaces is dropped uninterned; interning every kernel's rows as they
+// were made was 3 % of a run with the big test object, and most kernels
+// of a series repeat an earlier one's rows. Merge's lists come from
+// parts, each distinct list once, and are not interned.
 func newSharer(intern bool) *sharer {
 	var keepPrograms func([]ProgramReport)
 	var keepRelocations func([]RelocationReport)
