@@ -197,13 +197,12 @@ func Read(ctx context.Context, roots []string, opts *Options) iter.Seq2[*Kernel,
 				yield(nil, ctx.Err())
 				return
 			}
-			release := sync.OnceFunc(func() { <-tokens })
 			if hold && r.k != nil {
-				r.k.release = release
+				r.k.release = sync.OnceFunc(func() { <-tokens })
 			}
 			yielded, more := emit(r.k, r.errs)
 			if !hold || !yielded {
-				release()
+				<-tokens // a kernel not held gives its place back now
 			}
 			if !more {
 				return
