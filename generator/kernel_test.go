@@ -23,22 +23,37 @@ func TestResultHoldsNoKernel(t *testing.T) {
 	}
 	k := kerneltest.ByName(t, "6.1.0-47-amd64")
 	raw := bytes.Clone(k.BTF)
-	collected := make(chan struct{})
-	runtime.AddCleanup(&raw[0], func(ch chan struct{}) { close(ch) }, collected)
+	freed := watchCollection(&raw[0])
 	kr, err := objs.processCached(nil, &corpus.Kernel{Key: kernelkey.Key{Arch: k.Arch, Release: k.Release}, VMLinux: raw})
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw = nil
-	for range 20 {
+	ok := collectedWithin(freed, 20)
+	runtime.KeepAlive(kr)
+	if !ok {
+		t.Fatal("the kernel's raw BTF is still reachable from its result")
+	}
+}
+
+// watchCollection returns a channel closed once the object at p has been
+// collected.
+func watchCollection[T any](p *T) <-chan struct{} {
+	freed := make(chan struct{})
+	runtime.AddCleanup(p, func(ch chan struct{}) { close(ch) }, freed)
+	return freed
+}
+
+// collectedWithin forces up to n collections, and reports whether freed
+// was closed by then.
+func collectedWithin(freed <-chan struct{}, n int) bool {
+	for range n {
 		runtime.GC()
 		select {
-		case <-collected:
-			runtime.KeepAlive(kr)
-			return
+		case <-freed:
+			return true
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	runtime.KeepAlive(kr)
-	t.Fatal("the kernel's raw BTF is still reachable from its result")
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -57,24 +56,19 @@ func TestSharedRows(t *testing.T) {
 func TestSharedRowsReleased(t *testing.T) {
 	s := newSharer(true)
 	s.programs.shared([]ProgramReport{{Program: "p", Verdict: VerdictLoads}})
-	freed := make(chan struct{})
+	var freed <-chan struct{}
 	func() {
 		again := []ProgramReport{{Program: "p", Verdict: VerdictLoads}}
-		runtime.AddCleanup(&again[0], func(ch chan struct{}) { close(ch) }, freed)
+		freed = watchCollection(&again[0])
 		if got := s.programs.shared(again); &got[0] == &again[0] {
 			t.Fatal("an equal list was not shared")
 		}
 	}()
-	for range 100 {
-		runtime.GC()
-		select {
-		case <-freed:
-			runtime.KeepAlive(s)
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
+	ok := collectedWithin(freed, 100)
+	runtime.KeepAlive(s)
+	if !ok {
+		t.Fatal("the sharer holds the replaced list after 100 collections")
 	}
-	t.Fatal("the sharer holds the replaced list after 100 collections")
 }
 
 // TestSharedRowsInterned: the lists a Generate run keeps share their
