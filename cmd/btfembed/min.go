@@ -7,7 +7,9 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 const minUsage = `Usage: btfembed min [-B base] <kernel-btf> <out.btf> <obj>...
@@ -44,7 +46,15 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 	deferCollection(minFirstCollection)
+	var files regfile.Mapped
+	return files.Guard(func() error { return minimize(stderr, &files, kernelPath, outPath, *base, objPaths) })
+}
 
+// minimize is "btfembed min" once its arguments are parsed. It maps the
+// kernel BTF files (regfile.Mapped) rather than reading them, so every use
+// of them is under files.Guard, and files.Unchanged is checked before
+// anything is written.
+func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base string, objPaths []string) error {
 	objs, err := corereloc.Load(objPaths...)
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
@@ -55,8 +65,8 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	var targets []*corereloc.Target
-	if *base != "" {
-		b, err := readTarget(*base, nil)
+	if base != "" {
+		b, err := readTarget(files, base, nil)
 		if err != nil {
 			return fmt.Errorf("min: base: %w", err)
 		}
@@ -66,9 +76,9 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if len(targets) > 0 {
 		split = targets[0]
 	}
-	k, err := readTarget(kernelPath, split)
-	if err != nil && *base != "" {
-		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, *base)
+	k, err := readTarget(files, kernelPath, split)
+	if err != nil && base != "" {
+		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, base)
 	} else if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
@@ -87,7 +97,10 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return fmt.Errorf("min: %s: %w", kernelPath, err)
 	}
-	if *base == "" {
+	if err := files.Unchanged(); err != nil {
+		return fmt.Errorf("min: %w", err)
+	}
+	if base == "" {
 		return atomicfile.WriteFile(outPath, vmlinux)
 	}
 	// Both files or neither: a split BTF beside a base it does not fit is
@@ -104,28 +117,34 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 }
 
 // readBTF reads the BTF of a file in any form package corpus reads and
-// parses it, split over base if not nil.
+// parses it, split over base if not nil; errors name the file.
 func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	return readParsed(path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
-}
-
-// readTarget reads the BTF of a file in any form package corpus reads, for
-// Match, split over base if not nil.
-func readTarget(path string, base *corereloc.Target) (*corereloc.Target, error) {
-	return readParsed(path, func(raw []byte) (*corereloc.Target, error) { return corereloc.NewTarget(raw, base) })
-}
-
-// readParsed reads the BTF of a file with corpus.ReadBTF and parses it;
-// errors name the file.
-func readParsed[T any](path string, parse func([]byte) (T, error)) (T, error) {
-	var zero T
 	f, err := corpus.ReadBTF(path)
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
-	t, err := parse(f.BTF)
+	spec, err := rawbtf.Parse(f.BTF, base)
 	if err != nil {
-		return zero, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return spec, nil
+}
+
+// readTarget maps a file with the BTF in any form package corpus reads,
+// and parses it for Match, split over base if not nil; errors name the
+// file.
+func readTarget(files *regfile.Mapped, path string, base *corereloc.Target) (*corereloc.Target, error) {
+	data, err := files.Map(path, extract.MaxImage)
+	if err != nil {
+		return nil, err
+	}
+	f, err := corpus.ParseBTF(path, data)
+	if err != nil {
+		return nil, err
+	}
+	t, err := corereloc.NewTarget(f.BTF, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }

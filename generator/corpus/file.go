@@ -43,6 +43,14 @@ func ReadBTF(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseBTF(path, data)
+}
+
+// ParseBTF is ReadBTF for the contents of the file at path that the
+// caller read, or mapped as "btfembed min" does. path names the file in
+// errors and gives the Key its part. The File's BTF and Base may share
+// data's memory.
+func ParseBTF(path string, data []byte) (*File, error) {
 	f, err := fileBTF(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -43,15 +43,19 @@ func TestReadFile(t *testing.T) {
 			if (openErr == nil) != (c.want == "" && c.is == nil) || (openErr == nil && size != 10) {
 				t.Fatalf("Open = size %d, %v", size, openErr)
 			}
-			b, err := ReadFile(c.path, c.limit)
-			if c.want == "" && c.is == nil {
-				if err != nil || string(b) != "0123456789" {
-					t.Fatalf("ReadFile = %q, %v", b, err)
+			// Map checks what ReadFile checks before mapping.
+			var m Mapped
+			for name, read := range map[string]func(string, int64) ([]byte, error){"ReadFile": ReadFile, "Map": m.Map} {
+				b, err := read(c.path, c.limit)
+				if c.want == "" && c.is == nil {
+					if err != nil || string(b) != "0123456789" {
+						t.Fatalf("%s = %q, %v", name, b, err)
+					}
+					continue
 				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
-				t.Fatalf("error %v, want one containing %q (wrapping %v)", err, c.want, c.is)
+				if err == nil || !strings.Contains(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
+					t.Fatalf("%s: error %v, want one containing %q (wrapping %v)", name, err, c.want, c.is)
+				}
 			}
 		})
 	}

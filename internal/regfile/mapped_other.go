@@ -1,0 +1,16 @@
+//go:build !unix
+
+package regfile
+
+// Mapped reads files where they cannot be mapped (see mapped_unix.go):
+// Map is ReadFile, and there is nothing for Guard and Unchanged to check.
+type Mapped struct{}
+
+// Map reads path with ReadFile.
+func (m *Mapped) Map(path string, limit int64) ([]byte, error) { return ReadFile(path, limit) }
+
+// Guard runs f.
+func (m *Mapped) Guard(f func() error) error { return f() }
+
+// Unchanged returns nil: read files are copies.
+func (m *Mapped) Unchanged() error { return nil }
