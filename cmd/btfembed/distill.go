@@ -10,6 +10,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 const distillUsage = `Usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
@@ -39,51 +40,56 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	}
 	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	base, err := readBTF(*basePath, nil)
-	if err != nil {
-		return fmt.Errorf("distill: base: %w", err)
-	}
-	split, err := readModuleSplit(modPath, base, *layout)
-	if err != nil {
-		return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, *basePath)
-	}
-	vmlinux, err := distill.NewBase(base.Raw())
-	if err != nil {
-		return fmt.Errorf("distill: %s: %w", *basePath, err)
-	}
-	distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
-	if err != nil {
-		return fmt.Errorf("distill: %s: %w", modPath, err)
-	}
-	db, err := rawbtf.Parse(distBase, nil)
-	if err != nil {
-		return fmt.Errorf("distill: distilled base: %w", err)
-	}
-	ns, err := rawbtf.Parse(newSplit, db)
-	if err != nil {
-		return fmt.Errorf("distill: new split: %w", err)
-	}
-	var out atomicfile.Set
-	defer out.Abort()
-	if err := out.AddBytes(outBase, distBase); err != nil {
-		return fmt.Errorf("distill: %w", err)
-	}
-	if err := out.AddBytes(outSplit, newSplit); err != nil {
-		return fmt.Errorf("distill: %w", err)
-	}
-	if err := out.Commit(); err != nil {
-		return fmt.Errorf("distill: %w", err)
-	}
-	own := split.NextID() - split.FirstID()
-	fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
-		modPath, db.NextID()-1, len(distBase), ns.NextID()-ns.FirstID(), ns.NextID()-ns.FirstID()-own, len(newSplit))
-	return nil
+	return withMapped(func(files *regfile.Mapped) error {
+		base, err := readBTF(files, *basePath, nil)
+		if err != nil {
+			return fmt.Errorf("distill: base: %w", err)
+		}
+		split, err := readModuleSplit(files, modPath, base, *layout)
+		if err != nil {
+			return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, *basePath)
+		}
+		vmlinux, err := distill.NewBase(base.Raw())
+		if err != nil {
+			return fmt.Errorf("distill: %s: %w", *basePath, err)
+		}
+		distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
+		if err != nil {
+			return fmt.Errorf("distill: %s: %w", modPath, err)
+		}
+		db, err := rawbtf.Parse(distBase, nil)
+		if err != nil {
+			return fmt.Errorf("distill: distilled base: %w", err)
+		}
+		ns, err := rawbtf.Parse(newSplit, db)
+		if err != nil {
+			return fmt.Errorf("distill: new split: %w", err)
+		}
+		if err := files.Unchanged(); err != nil {
+			return fmt.Errorf("distill: %w", err)
+		}
+		var out atomicfile.Set
+		defer out.Abort()
+		if err := out.AddBytes(outBase, distBase); err != nil {
+			return fmt.Errorf("distill: %w", err)
+		}
+		if err := out.AddBytes(outSplit, newSplit); err != nil {
+			return fmt.Errorf("distill: %w", err)
+		}
+		if err := out.Commit(); err != nil {
+			return fmt.Errorf("distill: %w", err)
+		}
+		own := split.NextID() - split.FirstID()
+		fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
+			modPath, db.NextID()-1, len(distBase), ns.NextID()-ns.FirstID(), ns.NextID()-ns.FirstID()-own, len(newSplit))
+		return nil
+	})
 }
 
 // readModuleSplit reads a module's split BTF over base. A module with its
 // own distilled base is relocated onto base first.
-func readModuleSplit(path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
-	m, err := corpus.ReadBTF(path)
+func readModuleSplit(files *regfile.Mapped, path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
+	m, err := readFile(files, path)
 	if err != nil {
 		return nil, err
 	}
@@ -142,43 +148,48 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	}
 	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	newBase, err := readBTF(*basePath, nil)
-	if err != nil {
-		return fmt.Errorf("relocate: new base: %w", err)
-	}
-	distBase, err := readBTF(distPath, nil)
-	if err != nil {
-		return fmt.Errorf("relocate: distilled base: %w", err)
-	}
-	split, err := readBTF(splitPath, distBase)
-	if err != nil {
-		return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
-	}
-	target, err := distill.NewBase(newBase.Raw())
-	if err != nil {
-		return fmt.Errorf("relocate: %s: %w", *basePath, err)
-	}
-	out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
-	var ue *distill.UnmappedError
-	if errors.As(err, &ue) {
-		for _, u := range ue.Types {
-			fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
+	return withMapped(func(files *regfile.Mapped) error {
+		newBase, err := readBTF(files, *basePath, nil)
+		if err != nil {
+			return fmt.Errorf("relocate: new base: %w", err)
 		}
-		hint := ""
-		if ue.LayoutCompatible {
-			hint = "; -layout-compatible would map them all"
+		distBase, err := readBTF(files, distPath, nil)
+		if err != nil {
+			return fmt.Errorf("relocate: distilled base: %w", err)
 		}
-		return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
-			splitPath, *basePath, len(ue.Types), ue.Total, hint)
-	}
-	if err != nil {
-		return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)
-	}
-	if err := atomicfile.WriteFile(outPath, out); err != nil {
-		return fmt.Errorf("relocate: %w", err)
-	}
-	fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), *basePath, len(out))
-	return nil
+		split, err := readBTF(files, splitPath, distBase)
+		if err != nil {
+			return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
+		}
+		target, err := distill.NewBase(newBase.Raw())
+		if err != nil {
+			return fmt.Errorf("relocate: %s: %w", *basePath, err)
+		}
+		out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
+		var ue *distill.UnmappedError
+		if errors.As(err, &ue) {
+			for _, u := range ue.Types {
+				fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
+			}
+			hint := ""
+			if ue.LayoutCompatible {
+				hint = "; -layout-compatible would map them all"
+			}
+			return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
+				splitPath, *basePath, len(ue.Types), ue.Total, hint)
+		}
+		if err != nil {
+			return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)
+		}
+		if err := files.Unchanged(); err != nil {
+			return fmt.Errorf("relocate: %w", err)
+		}
+		if err := atomicfile.WriteFile(outPath, out); err != nil {
+			return fmt.Errorf("relocate: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), *basePath, len(out))
+		return nil
+	})
 }
 
 // parseDistillFlags parses args, requiring -B and n positional arguments.

@@ -46,28 +46,35 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usagef("inspect: no file given")
 	}
-	var base *rawbtf.Spec
-	if *basePath != "" {
-		var err error
-		if base, err = readBTF(*basePath, nil); err != nil {
+	return withMapped(func(files *regfile.Mapped) error {
+		var base *rawbtf.Spec
+		if *basePath != "" {
+			var err error
+			if base, err = readBTF(files, *basePath, nil); err != nil {
+				return fmt.Errorf("inspect: %w", err)
+			}
+		}
+		for _, path := range fs.Args() {
+			data, err := files.Map(path, extract.MaxImage)
+			if err != nil {
+				return fmt.Errorf("inspect: %w", err)
+			}
+			if bytes.HasPrefix(data, []byte(payload.Magic)) {
+				err = inspectPayload(stdout, path, data)
+			} else {
+				err = inspectBTF(stdout, path, data, base)
+			}
+			if err != nil {
+				return fmt.Errorf("inspect: %w", err)
+			}
+		}
+		// inspect writes no file: a file written while it was inspected
+		// only makes what was printed suspect, which the error says.
+		if err := files.Unchanged(); err != nil {
 			return fmt.Errorf("inspect: %w", err)
 		}
-	}
-	for _, path := range fs.Args() {
-		data, err := regfile.ReadFile(path, extract.MaxImage)
-		if err != nil {
-			return fmt.Errorf("inspect: %w", err)
-		}
-		if bytes.HasPrefix(data, []byte(payload.Magic)) {
-			err = inspectPayload(stdout, path, data)
-		} else {
-			err = inspectBTF(stdout, path, base)
-		}
-		if err != nil {
-			return fmt.Errorf("inspect: %w", err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func inspectPayload(w io.Writer, path string, data []byte) error {
@@ -157,8 +164,8 @@ func countTypes(spec *btf.Spec) int {
 	return n - 1
 }
 
-func inspectBTF(w io.Writer, path string, base *rawbtf.Spec) error {
-	f, err := corpus.ReadBTF(path)
+func inspectBTF(w io.Writer, path string, data []byte, base *rawbtf.Spec) error {
+	f, err := corpus.ParseBTF(path, data)
 	if err != nil {
 		return err
 	}

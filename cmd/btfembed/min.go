@@ -46,14 +46,21 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 	deferCollection(minFirstCollection)
-	var files regfile.Mapped
-	return files.Guard(func() error { return minimize(stderr, &files, kernelPath, outPath, *base, objPaths) })
+	return withMapped(func(files *regfile.Mapped) error {
+		return minimize(stderr, files, kernelPath, outPath, *base, objPaths)
+	})
 }
 
-// minimize is "btfembed min" once its arguments are parsed. It maps the
-// kernel BTF files (regfile.Mapped) rather than reading them, so every use
-// of them is under files.Guard, and files.Unchanged is checked before
-// anything is written.
+// withMapped runs a command that reads its kernel BTF files with readFile,
+// which maps them (regfile.Mapped) rather than reading them: every use of
+// them is in f, under files.Guard, and f checks files.Unchanged before it
+// writes anything.
+func withMapped(f func(files *regfile.Mapped) error) error {
+	var files regfile.Mapped
+	return files.Guard(func() error { return f(&files) })
+}
+
+// minimize is "btfembed min" once its arguments are parsed.
 func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base string, objPaths []string) error {
 	objs, err := corereloc.Load(objPaths...)
 	if err != nil {
@@ -116,10 +123,20 @@ func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base
 	return out.Commit()
 }
 
-// readBTF reads the BTF of a file in any form package corpus reads and
-// parses it, split over base if not nil; errors name the file.
-func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	f, err := corpus.ReadBTF(path)
+// readFile maps a file with BTF in any form package corpus reads (see
+// withMapped) and finds its BTF; errors name the file.
+func readFile(files *regfile.Mapped, path string) (*corpus.File, error) {
+	data, err := files.Map(path, extract.MaxImage)
+	if err != nil {
+		return nil, err
+	}
+	return corpus.ParseBTF(path, data)
+}
+
+// readBTF reads the BTF of a file with readFile and parses it, split over
+// base if not nil; errors name the file.
+func readBTF(files *regfile.Mapped, path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
+	f, err := readFile(files, path)
 	if err != nil {
 		return nil, err
 	}
@@ -130,15 +147,10 @@ func readBTF(path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 	return spec, nil
 }
 
-// readTarget maps a file with the BTF in any form package corpus reads,
-// and parses it for Match, split over base if not nil; errors name the
-// file.
+// readTarget reads the BTF of a file with readFile and parses it for
+// Match, split over base if not nil; errors name the file.
 func readTarget(files *regfile.Mapped, path string, base *corereloc.Target) (*corereloc.Target, error) {
-	data, err := files.Map(path, extract.MaxImage)
-	if err != nil {
-		return nil, err
-	}
-	f, err := corpus.ParseBTF(path, data)
+	f, err := readFile(files, path)
 	if err != nil {
 		return nil, err
 	}

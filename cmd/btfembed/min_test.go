@@ -14,6 +14,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 func TestMinUsage(t *testing.T) {
@@ -44,7 +45,7 @@ func TestMin(t *testing.T) {
 	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
 	archive := "../../testdata/btfhub/debian/12/x86_64/6.1.0-47-amd64.btf.tar.xz"
 	dir := t.TempDir()
-	raw, err := readBTF(archive, nil)
+	raw, err := readBTF(new(regfile.Mapped), archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,11 +163,11 @@ func TestMinModule(t *testing.T) {
 	if err := runMin(&bytes.Buffer{}, &bytes.Buffer{}, append([]string{"-B", archive, module, out}, objs...)); err != nil {
 		t.Fatal(err)
 	}
-	vmlinux, err := readBTF(archive, nil)
+	vmlinux, err := readBTF(new(regfile.Mapped), archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := readBTF(module, vmlinux)
+	mod, err := readBTF(new(regfile.Mapped), module, vmlinux)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,12 @@
 //
 // [ReadBTF] reads the BTF of one file in any of these forms, found from its
 // contents: raw BTF, a BTFHub archive, an ELF vmlinux or kernel module (with
-// its distilled base, .BTF.base, when it has one) or a kernel image. The
-// commands that take a single kernel or module (min, distill, relocate) read
-// it so. [ParseBTF] does the same for contents the caller already has in
-// memory: "btfembed min" maps the kernel's file instead of reading it,
-// which on a virtual machine costs a sixth of reading it into fresh memory
-// (docs/performance.md), and a program that fetched a kernel's BTF over
-// the network has it as bytes.
+// its distilled base, .BTF.base, when it has one) or a kernel image.
+// [ParseBTF] does the same for contents the caller already has in memory.
+// The commands that take a single kernel or module (min, distill,
+// relocate, inspect) map the file and use ParseBTF: on a virtual machine
+// that costs a sixth of reading it into fresh memory (docs/performance.md).
+// A program that fetched a kernel's BTF over the network has it as bytes.
 //
 // [Import] builds a corpus from kernel packages (.deb), kernel images (x86
 // bzImage with any payload compression, arm64 Image and Image.gz, EFI zboot),

@@ -17,11 +17,12 @@ import (
 // still hold what was mapped.
 //
 // Mapping is for a command that reads a kernel's BTF once and exits
-// ("btfembed min"). On a machine that charges for every fresh page, as
-// virtual machines do, reading a 4-5 MB kernel into new memory and making
-// the first pass over it costs more than everything else the command
-// does: a mapping of the file's cached pages costs a sixth of that
-// (docs/performance.md). The price is that the bytes are not a copy:
+// (btfembed min, distill, relocate, inspect). On a machine that charges
+// for every fresh page, as virtual machines do, reading a 4-5 MB kernel
+// into new memory and making the first pass over it costs more than
+// everything else the command does: a mapping of the file's cached pages
+// costs a sixth of that (docs/performance.md). The price is that the
+// bytes are not a copy:
 //
 //   - A mapping is never unmapped, because what is parsed from it (type
 //     names, in errors too) points into it. It lasts as long as the
