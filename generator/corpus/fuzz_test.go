@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -73,6 +74,7 @@ func FuzzTarMemberBTF(f *testing.F) {
 		tw.Close()
 		f.Add(b.Bytes())
 	}
+	f.Add(sparseTar(f, "6.1.0-47-amd64.btf", extracttest.SmallBTF(f)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := btfhub.ReadTar(data)
 		var want [][]byte // the regular .btf members
@@ -102,4 +104,58 @@ func FuzzTarMemberBTF(f *testing.F) {
 			t.Fatalf("one .btf member of %d bytes: got %d bytes, error %v", len(want[0]), len(got), err)
 		}
 	})
+}
+
+// sparseTar is a tarball with one member, name, stored as a PAX sparse
+// file (format 1.0, which archive/tar reads but does not write): a map
+// with one region holding all of data after a hole of 100 bytes. Its
+// contents as read are the hole's zeros and data, not the bytes stored.
+func sparseTar(tb testing.TB, name string, data []byte) []byte {
+	const hole = 100
+	header := func(name string, typ byte, size int) []byte {
+		h := make([]byte, 512)
+		copy(h, name)
+		copy(h[100:], "0000644\x00")
+		copy(h[108:], "0000000\x00")
+		copy(h[116:], "0000000\x00")
+		copy(h[124:], fmt.Sprintf("%011o\x00", size))
+		copy(h[136:], "00000000000\x00")
+		h[156] = typ
+		copy(h[257:], "ustar\x0000")
+		copy(h[148:], "        ")
+		sum := 0
+		for _, c := range h {
+			sum += int(c)
+		}
+		copy(h[148:], fmt.Sprintf("%06o\x00 ", sum))
+		return h
+	}
+	pad := func(b []byte) []byte { return append(b, make([]byte, (512-len(b)%512)%512)...) }
+	var records string
+	for _, kv := range [][2]string{{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", name}, {"GNU.sparse.realsize", fmt.Sprint(hole + len(data))}} {
+		rec := " " + kv[0] + "=" + kv[1] + "\n"
+		n := len(rec) + 1
+		for len(fmt.Sprint(n))+len(rec) != n {
+			n++
+		}
+		records += fmt.Sprint(n) + rec
+	}
+	stored := pad([]byte(fmt.Sprintf("1\n%d\n%d\n", hole, len(data))))
+	stored = append(stored, data...)
+	var b []byte
+	b = append(b, header("PaxHeaders/"+name, tar.TypeXHeader, len(records))...)
+	b = append(b, pad([]byte(records))...)
+	b = append(b, header("GNUSparseFile.0/"+name, tar.TypeReg, len(stored))...)
+	b = append(b, pad(stored)...)
+	b = append(b, make([]byte, 1024)...)
+	tr := tar.NewReader(bytes.NewReader(b))
+	h, err := tr.Next()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	got, err := io.ReadAll(tr)
+	if err != nil || h.Name != name || !bytes.Equal(got, append(make([]byte, hole), data...)) {
+		tb.Fatalf("sparseTar: archive/tar reads %q, %d bytes (%v): not the sparse file made", h.Name, len(got), err)
+	}
+	return b
 }

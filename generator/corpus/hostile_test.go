@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"archive/tar"
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
@@ -196,6 +197,36 @@ func TestTwoBTFMembers(t *testing.T) {
 	tarball := unxzNoTB(tarXZ(t, extracttest.Section{Name: "a.btf", Data: extracttest.SmallBTF(t)}, extracttest.Section{Name: "b.btf", Data: extracttest.SmallBTF(t)}))
 	if _, err := btfhub.ReadTar(tarball); err == nil || !strings.Contains(err.Error(), "two .btf members, a.btf and b.btf") {
 		t.Fatalf("error %v, want one naming both members", err)
+	}
+}
+
+// TestReadTarShares checks that the BTF of a plain BTFHub archive is the
+// tarball's own bytes, not a copy (4-5 MB of fresh memory per kernel),
+// and that a sparse member, whose bytes are not stored as read, is read
+// as archive/tar reads it.
+func TestReadTarShares(t *testing.T) {
+	btf := extracttest.SmallBTF(t)
+	for _, format := range []tar.Format{tar.FormatUSTAR, tar.FormatPAX, tar.FormatGNU} {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: "6.1.0-47-amd64.btf", Mode: 0o644, Size: int64(len(btf)), Format: format}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(btf)
+		tw.Close()
+		tarball := b.Bytes()
+		got, err := btfhub.ReadTar(tarball)
+		if err != nil || !bytes.Equal(got, btf) {
+			t.Fatalf("%v: ReadTar = %d bytes, %v; want the member's %d", format, len(got), err, len(btf))
+		}
+		if start := bytes.Index(tarball, btf); &got[0] != &tarball[start] {
+			t.Errorf("%v: ReadTar returned a copy of the member", format)
+		}
+	}
+	got, err := btfhub.ReadTar(sparseTar(t, "6.1.0-47-amd64.btf", btf))
+	if want := append(make([]byte, 100), btf...); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("sparse member: ReadTar = %d bytes, %v; want its %d bytes as read", len(got), err, len(want))
 	}
 }
 
