@@ -89,8 +89,8 @@ func (m *Mapped) Guard(f func() error) (err error) {
 			return
 		}
 		if fault, ok := r.(interface{ Addr() uintptr }); ok {
-			if path, ok := m.holding(fault.Addr()); ok {
-				err = fmt.Errorf("%s: changed while in use (truncated, or a read error): %v", path, r)
+			if path, off, ok := m.holding(fault.Addr()); ok {
+				err = fmt.Errorf("%s: changed while in use: byte %d is gone (the file was truncated) or unreadable", path, off)
 				return
 			}
 		}
@@ -99,15 +99,16 @@ func (m *Mapped) Guard(f func() error) (err error) {
 	return f()
 }
 
-// holding returns the path of the mapped file whose memory holds addr.
-func (m *Mapped) holding(addr uintptr) (string, bool) {
+// holding returns the path of the mapped file whose memory holds addr,
+// and addr's offset in it.
+func (m *Mapped) holding(addr uintptr) (string, uintptr, bool) {
 	for _, f := range m.files {
 		start := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
 		if addr >= start && addr-start < uintptr(len(f.data)) {
-			return f.path, true
+			return f.path, addr - start, true
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // Unchanged returns an error naming the first mapped file whose size or

@@ -5,6 +5,7 @@ package regfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -53,8 +54,8 @@ func TestGuardTruncated(t *testing.T) {
 		sink = b[len(b)-1]
 		return nil
 	})
-	if err == nil || !strings.HasPrefix(err.Error(), path+": changed while in use") {
-		t.Fatalf("Guard = %v, want an error naming %s", err, path)
+	if want := fmt.Sprintf("%s: changed while in use: byte %d is gone", path, len(b)-1); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("Guard = %v, want an error starting %q", err, want)
 	}
 	if debug.SetPanicOnFault(false) {
 		t.Error("Guard left panic-on-fault set")
