@@ -136,27 +136,26 @@ func readFile(files *regfile.Mapped, path string) (*corpus.File, error) {
 // readBTF reads the BTF of a file with readFile and parses it, split over
 // base if not nil; errors name the file.
 func readBTF(files *regfile.Mapped, path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
-	f, err := readFile(files, path)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := rawbtf.Parse(f.BTF, base)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return spec, nil
+	return readParsed(files, path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
 }
 
 // readTarget reads the BTF of a file with readFile and parses it for
 // Match, split over base if not nil; errors name the file.
 func readTarget(files *regfile.Mapped, path string, base *corereloc.Target) (*corereloc.Target, error) {
+	return readParsed(files, path, func(raw []byte) (*corereloc.Target, error) { return corereloc.NewTarget(raw, base) })
+}
+
+// readParsed reads the BTF of a file with readFile and parses it with
+// parse; errors name the file.
+func readParsed[T any](files *regfile.Mapped, path string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
 	f, err := readFile(files, path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	t, err := corereloc.NewTarget(f.BTF, base)
+	t, err := parse(f.BTF)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }
