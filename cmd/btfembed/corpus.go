@@ -75,7 +75,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&opts.Key.Version, "version", "", "distribution VERSION_ID of every input (12, 22.04, ...)")
 	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad input instead of skipping it")
 	fs.BoolVar(&opts.NoModules, "no-modules", false, "leave module BTF out")
-	fs.IntVar(&opts.Workers, "workers", 0, "inputs read at once (default: all cores)")
+	fs.IntVar(&opts.Workers, "workers", 0, "inputs read at once; fewer than GOMAXPROCS also lowers GOMAXPROCS to it (default: all cores)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -98,6 +98,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		opts.Warn(fmt.Errorf("%w; running without the cache", err))
 	}
 	opts.CacheDir = cacheDir
+	defer limitProcs(opts.Workers)()
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {
@@ -128,7 +129,7 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&opts.Release, "release", "", "list only releases matching this `glob` (6.1.*)")
 	fs.StringVar(&opts.Distro, "distro", "", "list only this distribution")
 	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad kernel")
-	fs.IntVar(&opts.Workers, "workers", 0, "kernels read at once (default: all cores)")
+	fs.IntVar(&opts.Workers, "workers", 0, "kernels read at once; fewer than GOMAXPROCS also lowers GOMAXPROCS to it (default: all cores)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -159,6 +160,7 @@ func runCorpusList(stdout, stderr io.Writer, args []string) error {
 	var total corpus.Summary
 	kernels, skipped := 0, 0
 	var firstErr error
+	defer limitProcs(opts.Workers)()
 	err := corpus.List(context.Background(), fs.Args(), &opts, func(s corpus.Summary, err error) error {
 		if err != nil {
 			skipped++

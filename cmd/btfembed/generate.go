@@ -112,7 +112,7 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.Var(&f.arch, "arch", "only kernels of these `arch`itectures (comma-separated or repeated: x86_64, arm64, ...)")
 	fs.StringVar(&f.kernels, "kernels", "", "only kernel releases matching this `glob` (\"6.1.*\")")
 	// 0, not this machine's CPU count, so the help reads the same everywhere.
-	fs.IntVar(&f.workers, "workers", 0, "kernels processed at once (default: all cores, GOMAXPROCS)")
+	fs.IntVar(&f.workers, "workers", 0, "kernels processed at once; fewer than GOMAXPROCS also lowers GOMAXPROCS to it (default: all cores, GOMAXPROCS)")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
 	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
@@ -225,6 +225,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 		fmt.Fprintf(stderr, "btfembed: warning: %v; running without the cache\n", err)
 	}
 	setMemoryLimit(f.workers, objs)
+	defer limitProcs(f.workers)()
 
 	ctx := context.Background()
 	genArgs := &generator.Args{
