@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -208,5 +210,54 @@ func TestHeaderCommentInjection(t *testing.T) {
 	}
 	if f.Scope.Lookup("KernelBTF") == nil {
 		t.Error("generated file lost KernelBTF")
+	}
+}
+
+// TestRerunKeepsOutputs: an identical rerun (a whole-run cache hit)
+// leaves every output as it was, modification time included, so editors
+// and file watchers see no change; a rerun that changes only the Go file
+// replaces it and keeps the payload and the report.
+func TestRerunKeepsOutputs(t *testing.T) {
+	t.Setenv("BTFEMBED_CACHE", t.TempDir())
+	out := t.TempDir()
+	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
+	args := func(ident string) []string {
+		return []string{"-q", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-pkg", "agent", "-ident", ident,
+			"-output", out + "/", "-report", filepath.Join(out, "report.json"), obj}
+	}
+	files := []string{"kernelbtf.go", "kernelbtf.btfembed", "report.json"}
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i, tc := range []struct {
+		ident   string
+		changed []string // the files the run replaces
+	}{
+		{"kernelBTF", nil},
+		{"kernelBTFTwo", []string{"kernelbtf.go"}},
+	} {
+		if i == 0 {
+			var stdout, stderr bytes.Buffer
+			if err := run(&stdout, &stderr, args(tc.ident)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range files {
+			if err := os.Chtimes(filepath.Join(out, f), past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(&stdout, &stderr, args(tc.ident)); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			st, err := os.Stat(filepath.Join(out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := !slices.Contains(tc.changed, f)
+			if kept := st.ModTime().Equal(past); kept != want {
+				t.Errorf("-ident %s: %s kept = %v, want %v", tc.ident, f, kept, want)
+			}
+		}
 	}
 }

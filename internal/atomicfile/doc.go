@@ -21,6 +21,11 @@
 //   - A power loss after Commit returned: the new targets (the directory
 //     fsync made the renames durable).
 //
+// A target that already holds exactly the bytes written is left alone:
+// no temporary file, no rename, its modification time and inode kept
+// (the comparison reads the target in step with the writes; see
+// sameWriter). Only the targets that change are renamed over.
+//
 // Targets must be regular files or absent: a symlink, device node, FIFO or
 // directory at an output path is refused rather than replaced, so a run as
 // root cannot clobber /dev/null or follow a planted link. A replaced file

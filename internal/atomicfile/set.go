@@ -34,25 +34,36 @@ func (s *Set) AddBytes(path string, data []byte) error {
 
 // Add writes what fn writes to a temporary file for path, synced and with
 // the mode the file at path has (0644 for a new file). The target must be
-// a regular file or absent. Errors name path.
+// a regular file or absent. When the target already holds exactly what fn
+// writes, there is no temporary file and Commit leaves the target as it
+// is, modification time included (sameWriter). Errors name path.
 func (s *Set) Add(path string, fn func(io.Writer) error) (err error) {
 	mode, err := targetMode(path, false)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	removeStale(path)
-	f, err := createTemp(path)
+	w, err := newSameWriter(path, func() (*os.File, error) {
+		f, err := createTemp(path)
+		if err == nil {
+			s.pending = append(s.pending, pending{target: path, tmp: f.Name()})
+		}
+		return f, err
+	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	s.pending = append(s.pending, pending{target: path, tmp: f.Name()})
 	defer func() {
 		if err != nil {
-			f.Close()
+			w.close()
 			err = fmt.Errorf("write %s: %w", path, err)
 		}
 	}()
-	if err := fn(f); err != nil {
+	if err := fn(w); err != nil {
+		return err
+	}
+	f, err := w.finish()
+	if err != nil || f == nil {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
