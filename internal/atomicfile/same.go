@@ -31,18 +31,34 @@ type sameWriter struct {
 
 // newSameWriter compares with the regular file at path, if one is there
 // to read, and calls create for the temporary file when it must write.
+// The open neither follows a symlink nor waits on a FIFO put there since
+// the caller checked the path, and what it opened must be a regular
+// file: anything else is not compared with, and Commit refuses it.
 func newSameWriter(path string, create func() (*os.File, error)) (*sameWriter, error) {
 	w := &sameWriter{create: create}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		// Nothing to compare with (absent, or not readable): write it.
-		if w.tmp, err = create(); err != nil {
-			return nil, err
-		}
+	if f := openRegular(path); f != nil {
+		w.target, w.rd = f, bufio.NewReaderSize(f, 32<<10)
 		return w, nil
 	}
-	w.target, w.rd = f, bufio.NewReaderSize(f, 32<<10)
+	var err error
+	if w.tmp, err = create(); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// openRegular opens path for reading if it is a regular file, else
+// returns nil.
+func openRegular(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 func (w *sameWriter) Write(p []byte) (int, error) {

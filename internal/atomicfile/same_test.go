@@ -152,3 +152,44 @@ func inode(t *testing.T, path string) uint64 {
 	}
 	return st.Sys().(*syscall.Stat_t).Ino
 }
+
+// TestSameWriterNotRegular: a FIFO or a symlink put at the target after
+// Add checked it is neither waited on nor followed: the writer writes a
+// temporary file (which Commit then refuses to rename over it).
+func TestSameWriterNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real")
+	if err := os.WriteFile(real, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, link} {
+		done := make(chan *sameWriter, 1)
+		go func() {
+			w, err := newSameWriter(path, func() (*os.File, error) { return os.CreateTemp(dir, "tmp") })
+			if err != nil {
+				t.Error(err)
+			}
+			done <- w
+		}()
+		select {
+		case w := <-done:
+			if w == nil {
+				continue
+			}
+			if w.target != nil || w.tmp == nil {
+				t.Errorf("%s: compared with the target instead of writing a temporary file", filepath.Base(path))
+			}
+			w.close()
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: newSameWriter blocked", filepath.Base(path))
+		}
+	}
+}
