@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
@@ -91,13 +92,18 @@ func (o *outputs) write(goFile string) error {
 	return nil
 }
 
-// generatedByUs tells whether a Go file opens with btfembed's header.
+// generatedByUs tells whether a Go file opens with btfembed's header. Only
+// a regular file can: the open follows no symlink and does not wait on a
+// FIFO that matches the pattern.
 func generatedByUs(name string) bool {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	return strings.TrimSpace(line) == "// "+emit.GeneratedHeader
 }

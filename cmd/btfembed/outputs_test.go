@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/internal/emit"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -258,6 +259,40 @@ func TestRerunKeepsOutputs(t *testing.T) {
 			if kept := st.ModTime().Equal(past); kept != want {
 				t.Errorf("-ident %s: %s kept = %v, want %v", tc.ident, f, kept, want)
 			}
+		}
+	}
+}
+
+// TestGeneratedByUsNotRegular: a FIFO or a symlink among the files an
+// earlier run may have written is neither waited on nor followed, and is
+// not ours to remove.
+func TestGeneratedByUsNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	ours := filepath.Join(dir, "kernelbtf_amd64.go")
+	if err := os.WriteFile(ours, []byte("// "+emit.GeneratedHeader+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "kernelbtf_mips.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "kernelbtf_arm64.go")
+	if err := os.Symlink(ours, link); err != nil {
+		t.Fatal(err)
+	}
+	if !generatedByUs(ours) {
+		t.Fatalf("%s, with btfembed's header, is not recognized", ours)
+	}
+	for _, name := range []string{fifo, link} {
+		done := make(chan bool, 1)
+		go func() { done <- generatedByUs(name) }()
+		select {
+		case ok := <-done:
+			if ok {
+				t.Errorf("%s counted as btfembed's output", filepath.Base(name))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: generatedByUs blocked", filepath.Base(name))
 		}
 	}
 }
