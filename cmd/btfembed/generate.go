@@ -335,7 +335,7 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 		}
 	}
 	r := res.Report
-	summary(stderr, r, strings.Join(out.goFiles(), ", "))
+	summary(stderr, r, out.wrote())
 	if f.failOnUnloadable {
 		if err := r.CheckLoadable(); err != nil {
 			if f.quiet {

@@ -91,7 +91,8 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 	if f.report != "" {
 		files = append(files, atomicfile.File{Path: f.report, Write: res.Report.WriteJSON})
 	}
-	if err := atomicfile.WriteFiles(files); err != nil {
+	kept, err := atomicfile.WriteFiles(files)
+	if err != nil {
 		return err
 	}
 	for _, w := range res.Warnings {
@@ -102,17 +103,18 @@ func writeShard(stdout, stderr io.Writer, f *generateFlags, goFile string, meta 
 			return err
 		}
 	}
-	summary(stderr, res.Report, files[0].Path)
+	summary(stderr, res.Report, wroteList([]string{files[0].Path}, kept))
 	return nil
 }
 
-// summary is the line every run ends with.
+// summary is the line every run ends with; wrote says which files were
+// written and which were already up to date (wroteList).
 func summary(stderr io.Writer, r *generator.Report, wrote string) {
 	cached := ""
 	if r.CachedResults+r.CachedBTF > 0 {
 		cached = fmt.Sprintf(", cached: %s, %d more kernels' BTF", plural.Count(r.CachedResults, "result"), r.CachedBTF)
 	}
-	fmt.Fprintf(stderr, "btfembed: %s (%d skipped%s), %s, %s, %s: wrote %s\n",
+	fmt.Fprintf(stderr, "btfembed: %s (%d skipped%s), %s, %s, %s: %s\n",
 		plural.Count(len(r.Kernels), "kernel"), len(r.Skipped), cached, plural.Count(r.Blobs, "distinct BTF blob"),
 		plural.Count(r.PayloadBytes, "payload byte"), r.Duration.Round(time.Millisecond), wrote)
 }

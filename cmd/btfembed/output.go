@@ -20,7 +20,8 @@ import (
 type outputs struct {
 	pkg, ident, command string
 	files               []outputFile
-	payloadBytes        int // of the payloads added
+	payloadBytes        int      // of the payloads added
+	kept                []string // files write found already up to date
 }
 
 type outputFile = atomicfile.File
@@ -51,14 +52,38 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 	return nil
 }
 
-func (o *outputs) goFiles() []string {
+// wrote says which Go files write replaced and which it left as they
+// were, for the summary line.
+func (o *outputs) wrote() string {
 	var names []string
 	for _, f := range o.files {
 		if filepath.Ext(f.Path) == ".go" {
 			names = append(names, f.Path)
 		}
 	}
-	return names
+	return wroteList(names, o.kept)
+}
+
+// wroteList is "wrote a, b", "unchanged: a, b" or "wrote a; unchanged: b":
+// which of names were replaced and which were kept (already holding the
+// bytes).
+func wroteList(names, kept []string) string {
+	var wrote, same []string
+	for _, n := range names {
+		if slices.Contains(kept, n) {
+			same = append(same, n)
+		} else {
+			wrote = append(wrote, n)
+		}
+	}
+	var parts []string
+	if len(wrote) > 0 {
+		parts = append(parts, "wrote "+strings.Join(wrote, ", "))
+	}
+	if len(same) > 0 {
+		parts = append(parts, "unchanged: "+strings.Join(same, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // write writes every output, then removes what earlier runs generated
@@ -70,9 +95,11 @@ func (o *outputs) write(goFile string) error {
 	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFiles(o.files); err != nil {
+	kept, err := atomicfile.WriteFiles(o.files)
+	if err != nil {
 		return err
 	}
+	o.kept = kept
 	stem := strings.TrimSuffix(goFile, ".go")
 	old, err := filepath.Glob(stem + "_*.go")
 	if err != nil {

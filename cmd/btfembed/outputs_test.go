@@ -250,6 +250,13 @@ func TestRerunKeepsOutputs(t *testing.T) {
 		if err := run(&stdout, &stderr, args(tc.ident)); err != nil {
 			t.Fatal(err)
 		}
+		wantSummary := ": unchanged: " + filepath.Join(out, "kernelbtf.go") + "\n"
+		if len(tc.changed) > 0 {
+			wantSummary = ": wrote " + filepath.Join(out, "kernelbtf.go") + "\n"
+		}
+		if !strings.HasSuffix(stderr.String(), wantSummary) {
+			t.Errorf("-ident %s: summary %q does not end with %q", tc.ident, stderr.String(), wantSummary)
+		}
 		for _, f := range files {
 			st, err := os.Stat(filepath.Join(out, f))
 			if err != nil {
@@ -293,6 +300,21 @@ func TestGeneratedByUsNotRegular(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: generatedByUs blocked", filepath.Base(name))
+		}
+	}
+}
+
+func TestWroteList(t *testing.T) {
+	for _, tc := range []struct {
+		names, kept []string
+		want        string
+	}{
+		{[]string{"a.go", "b.go"}, nil, "wrote a.go, b.go"},
+		{[]string{"a.go", "b.go"}, []string{"a.go", "b.go", "a.btfembed"}, "unchanged: a.go, b.go"},
+		{[]string{"a.go", "b.go"}, []string{"b.go"}, "wrote a.go; unchanged: b.go"},
+	} {
+		if got := wroteList(tc.names, tc.kept); got != tc.want {
+			t.Errorf("wroteList(%v, %v) = %q, want %q", tc.names, tc.kept, got, tc.want)
 		}
 	}
 }

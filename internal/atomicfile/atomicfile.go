@@ -32,8 +32,8 @@ type File struct {
 }
 
 // WriteFiles replaces several files together: a Set of them, added in
-// order.
-func WriteFiles(files []File) error {
+// order. kept names those that already held their bytes (Set.Kept).
+func WriteFiles(files []File) (kept []string, err error) {
 	var s Set
 	defer s.Abort()
 	for _, f := range files {
@@ -42,8 +42,8 @@ func WriteFiles(files []File) error {
 			add = func() error { return s.Add(f.Path, f.Write) }
 		}
 		if err := add(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return s.Commit()
+	return s.Kept(), s.Commit()
 }

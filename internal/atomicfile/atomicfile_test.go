@@ -97,7 +97,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "missing", "c")
-	if err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}, {Path: bad}}); err == nil {
+	if _, err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}, {Path: bad}}); err == nil {
 		t.Fatal("writing into a missing directory succeeded")
 	}
 	if got, _ := os.ReadFile(a); string(got) != "old a" {
@@ -106,7 +106,7 @@ func TestWriteFiles(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("failed WriteFiles left %d files, want only a", len(entries))
 	}
-	if err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}}); err != nil {
+	if _, err := WriteFiles([]File{{Path: a, Data: []byte("new a")}, {Path: b, Data: []byte("new b")}}); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{a: "new a", b: "new b"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -133,8 +134,12 @@ func TestUnchangedInSet(t *testing.T) {
 		}
 	}
 	ia := inode(t, a)
-	if err := WriteFiles([]File{{Path: a, Data: []byte("old")}, {Path: b, Data: []byte("new")}}); err != nil {
+	kept, err := WriteFiles([]File{{Path: a, Data: []byte("old")}, {Path: b, Data: []byte("new")}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(kept, []string{a}) {
+		t.Errorf("kept %v, want [%s]", kept, a)
 	}
 	if inode(t, a) != ia {
 		t.Error("the unchanged file was replaced")

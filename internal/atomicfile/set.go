@@ -17,7 +17,12 @@ import (
 // does nothing, so `defer s.Abort()` covers every early return.
 type Set struct {
 	pending []pending
+	kept    []string // targets that already held what was written
 }
+
+// Kept returns the targets whose Add found them holding exactly the bytes
+// written: Commit leaves them as they were.
+func (s *Set) Kept() []string { return s.kept }
 
 type pending struct {
 	target, tmp string
@@ -63,8 +68,12 @@ func (s *Set) Add(path string, fn func(io.Writer) error) (err error) {
 		return err
 	}
 	f, err := w.finish()
-	if err != nil || f == nil {
+	if err != nil {
 		return err
+	}
+	if f == nil {
+		s.kept = append(s.kept, path)
+		return nil
 	}
 	if err := f.Chmod(mode); err != nil {
 		return err
