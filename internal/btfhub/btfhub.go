@@ -83,9 +83,6 @@ func ReadTar(tarball []byte) ([]byte, error) {
 	return nil, fmt.Errorf("%w: tarball has no .btf member", extract.ErrNoBTF)
 }
 
-// WriteTar writes the tarball inside a BTFHub archive file: one
-// regular member <release>.btf, mode 0644, in the ustar format with no
-// owner and time 0, so the bytes depend on the arguments only.
 // member returns the contents of tr's current member, of size bytes,
 // which tar found at offset off of tarball (tar reads tarball): the
 // slice of tarball that holds them, or a copy where they are not stored
@@ -126,6 +123,9 @@ func member(tr *tar.Reader, tarball []byte, off int, size int64) ([]byte, error)
 	}
 }
 
+// WriteTar writes the tarball inside a BTFHub archive file: one
+// regular member <release>.btf, mode 0644, in the ustar format with no
+// owner and time 0, so the bytes depend on the arguments only.
 func WriteTar(w io.Writer, release string, btf []byte) error {
 	tw := tar.NewWriter(w)
 	h := &tar.Header{Typeflag: tar.TypeReg, Name: release + ".btf", Mode: 0o644, Size: int64(len(btf)),
