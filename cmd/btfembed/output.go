@@ -3,15 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/emit"
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // outputs collects what a generate run writes, so that all of it is
@@ -120,17 +121,14 @@ func (o *outputs) write(goFile string) error {
 }
 
 // generatedByUs tells whether a Go file opens with btfembed's header. Only
-// a regular file can: the open follows no symlink and does not wait on a
-// FIFO that matches the pattern.
+// a regular file can: the open (regfile.OpenNoFollow) follows no symlink
+// and does not wait on a FIFO that matches the pattern.
 func generatedByUs(name string) bool {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := regfile.OpenNoFollow(name, math.MaxInt64)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	return strings.TrimSpace(line) == "// "+emit.GeneratedHeader
 }

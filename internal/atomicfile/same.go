@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"os"
-	"syscall"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // sameWriter is what an Add's function writes to. While the bytes match
@@ -31,12 +33,12 @@ type sameWriter struct {
 
 // newSameWriter compares with the regular file at path, if one is there
 // to read, and calls create for the temporary file when it must write.
-// The open neither follows a symlink nor waits on a FIFO put there since
-// the caller checked the path, and what it opened must be a regular
-// file: anything else is not compared with, and Commit refuses it.
+// The open (regfile.OpenNoFollow) neither follows a symlink nor waits on a
+// FIFO put there since the caller checked the path: anything but a
+// regular file is not compared with, and Commit refuses it.
 func newSameWriter(path string, create func() (*os.File, error)) (*sameWriter, error) {
 	w := &sameWriter{create: create}
-	if f := openRegular(path); f != nil {
+	if f, _, err := regfile.OpenNoFollow(path, math.MaxInt64); err == nil {
 		w.target, w.rd = f, bufio.NewReaderSize(f, 32<<10)
 		return w, nil
 	}
@@ -45,20 +47,6 @@ func newSameWriter(path string, create func() (*os.File, error)) (*sameWriter, e
 		return nil, err
 	}
 	return w, nil
-}
-
-// openRegular opens path for reading if it is a regular file, else
-// returns nil.
-func openRegular(path string) *os.File {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil
-	}
-	return f
 }
 
 func (w *sameWriter) Write(p []byte) (int, error) {

@@ -43,7 +43,12 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // reads kernel BTF straight into cilium/ebpf's buffer). The caller reads
 // at most size bytes and closes the file.
 func Open(path string, limit int64) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return open(path, limit, 0)
+}
+
+// open is Open with more flags for the open.
+func open(path string, limit int64, flags int) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,17 @@
+//go:build unix
+
+package regfile
+
+import (
+	"os"
+	"syscall"
+)
+
+// OpenNoFollow is Open for a path that is refused if it is a symlink
+// rather than followed: an output path about to be compared with what
+// would be written there (internal/atomicfile), or a file of an earlier
+// run about to be removed (btfembed's outputs), where something put in
+// its place must be neither waited on nor read through.
+func OpenNoFollow(path string, limit int64) (*os.File, int64, error) {
+	return open(path, limit, syscall.O_NOFOLLOW)
+}
