@@ -51,21 +51,14 @@ accepted() {
 
 ncpu=$(nproc)
 
-# cpu <out> <run> <cmd...>: appends the task-clock of cmd in s, pinned to
-# CPU run mod 2 (mod 1 on a single CPU).
+# cpu <out> <run|free> <cmd...>: appends the task-clock of cmd in s,
+# pinned to CPU run mod 2 (mod 1 on a single CPU), or not pinned for free.
 cpu() {
 	out=$1
-	core=$(($2 % (ncpu < 2 ? 1 : 2)))
+	pin=""
+	[ "$2" = free ] || pin="taskset -c $(($2 % (ncpu < 2 ? 1 : 2)))"
 	shift 2
-	taskset -c "$core" perf stat -x, -e task-clock -o "$tmp/perf" "$@" >/dev/null 2>&1
-	awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }' "$tmp/perf" >>"$out"
-}
-
-# cpuFree <out> <cmd...>: appends the task-clock of cmd, not pinned, in s.
-cpuFree() {
-	out=$1
-	shift
-	perf stat -x, -e task-clock -o "$tmp/perf" "$@" >/dev/null 2>&1
+	$pin perf stat -x, -e task-clock -o "$tmp/perf" "$@" >/dev/null 2>&1
 	awk -F, '/task-clock/ { printf "%.4f\n", $1 / 1000 }' "$tmp/perf" >>"$out"
 }
 
@@ -96,7 +89,7 @@ compare() {
 	while [ "$i" -lt "$runs" ]; do
 		cpu "$tmp/b" "$i" sh "$tmp/loop.sh"
 		cpu "$tmp/e" "$i" env BTFEMBED_CACHE=off "$tmp/btfembed" -q -workers 1 -corpus "$hub" -pkg x -output "$tmp/x/x.go" "$@"
-		cpuFree "$tmp/eu" env BTFEMBED_CACHE=off "$tmp/btfembed" -q -workers 1 -corpus "$hub" -pkg x -output "$tmp/x/x.go" "$@"
+		cpu "$tmp/eu" free env BTFEMBED_CACHE=off "$tmp/btfembed" -q -workers 1 -corpus "$hub" -pkg x -output "$tmp/x/x.go" "$@"
 		timed "$tmp/bw" sh "$tmp/loop.sh"
 		timed "$tmp/ew" env BTFEMBED_CACHE=off "$tmp/btfembed" -q -workers 2 -corpus "$hub" -pkg x -output "$tmp/x/x.go" "$@"
 		i=$((i + 1))
