@@ -22,13 +22,21 @@ func TestReadFile(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(small, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, path string
 		limit      int64
 		want       string // error substring; "" for success
 		is         error
+		// noFollow is OpenNoFollow's error where it refuses what the
+		// others read (a symlink); elsewhere it does as Open does.
+		noFollow error
 	}{
 		{name: "regular", path: small, limit: 10},
+		{name: "symlink", path: link, limit: 10, noFollow: syscall.ELOOP},
 		{name: "too large", path: small, limit: 9, want: "10 bytes", is: ErrTooLarge},
 		{name: "fifo", path: fifo, limit: 10, want: "not a regular file"},
 		{name: "directory", path: dir, limit: 10, want: "not a regular file"},
@@ -42,6 +50,18 @@ func TestReadFile(t *testing.T) {
 			}
 			if (openErr == nil) != (c.want == "" && c.is == nil) || (openErr == nil && size != 10) {
 				t.Fatalf("Open = size %d, %v", size, openErr)
+			}
+			f, size, err := OpenNoFollow(c.path, c.limit)
+			if err == nil {
+				f.Close()
+			}
+			switch {
+			case c.noFollow != nil:
+				if !errors.Is(err, c.noFollow) {
+					t.Errorf("OpenNoFollow = %v, want %v", err, c.noFollow)
+				}
+			case (err == nil) != (openErr == nil) || (err == nil && size != 10) || (c.is != nil && !errors.Is(err, c.is)):
+				t.Errorf("OpenNoFollow = size %d, %v; Open = %v", size, err, openErr)
 			}
 			// Map checks what ReadFile checks before mapping.
 			var m Mapped
