@@ -30,14 +30,9 @@ version=4.15.0-20.21
 url=http://archive.ubuntu.com/ubuntu/pool/main/l/linux/linux-source-4.15.0_${version}_all.deb
 sha256=c3596705548e548b6d701f37a45fcb2afaf67dc9f91dcadd5c70853e56a93253
 
-dir=${1:-${HOME}/.cache/btfembed-test/kernel-4.15}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-exec 9>"$dir/lock"
-flock 9
-if [[ -s $dir/vmlinuz && -s $dir/vmlinux && -s $dir/config && -s $dir/release ]]; then
-	exit 0
-fi
+name=build-kernel-4.15
+. "$(dirname "$0")/lib/kernel-build.sh"
+kb_open "${1:-${HOME}/.cache/btfembed-test/kernel-4.15}"
 
 deb=$dir/linux-source-4.15.0_${version}_all.deb
 if ! echo "$sha256  $deb" | sha256sum -c --quiet 2>/dev/null; then
@@ -50,8 +45,7 @@ if ! echo "$sha256  $deb" | sha256sum -c --quiet 2>/dev/null; then
 	mv "$deb.part" "$deb"
 fi
 
-build=$(mktemp -d "$dir/build.XXXXXX")
-trap 'rm -rf "$build"' EXIT
+kb_workdir
 echo "build-kernel-4.15: unpacking the source" >&2
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$build" ./usr/src/linux-source-4.15.0/linux-source-4.15.0.tar.bz2
 tar -xjf "$build/usr/src/linux-source-4.15.0/linux-source-4.15.0.tar.bz2" -C "$build"
@@ -142,14 +136,5 @@ while read -r line; do
 done <"$build/fragment"
 ((missing == 0))
 
-echo "build-kernel-4.15: make bzImage ($(nproc) jobs)" >&2
-start=$SECONDS
-make -j"$(nproc)" bzImage >"$build/make.log" 2>&1 || { tail -50 "$build/make.log" >&2; exit 1; }
-echo "build-kernel-4.15: built in $((SECONDS - start)) s" >&2
-
-make -s kernelrelease >"$dir/release.tmp"
-cp .config "$dir/config.tmp"
-cp vmlinux "$dir/vmlinux.tmp"
-cp arch/x86/boot/bzImage "$dir/vmlinuz.tmp"
-for f in vmlinux config release vmlinuz; do mv "$dir/$f.tmp" "$dir/$f"; done
-echo "build-kernel-4.15: $(cat "$dir/release") in $dir" >&2
+kb_make
+kb_install

@@ -110,6 +110,9 @@ func TestFeatures(t *testing.T) {
 		"6.1":   func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.1.0-47-amd64") },
 		"6.12":  func(t *testing.T) kerneltest.Kernel { return kerneltest.ByName(t, "6.12.118+deb12-amd64") },
 		"nobtf": func(t *testing.T) kerneltest.Kernel { return noBTF(t) },
+		// The same 6.1 without BTF under a vendor's release, 4.18: its
+		// types decide, as the nobtf kernel's do.
+		"vendor": func(t *testing.T) kerneltest.Kernel { return kerneltest.Vendor(t) },
 	}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for n := range kernels {
@@ -124,7 +127,11 @@ func TestFeatures(t *testing.T) {
 			if len(preds) != 18 {
 				t.Errorf("%d programs, want 18", len(preds))
 			}
-			checkExpectations(t, preds, featureExpectations[name])
+			want := featureExpectations[name]
+			if name == "vendor" {
+				want = featureExpectations["nobtf"]
+			}
+			checkExpectations(t, preds, want)
 		})
 	}
 }
@@ -288,70 +295,107 @@ func TestAttachTypeAtLoad(t *testing.T) {
 	}
 }
 
-// TestReadOnlyDataBefore52 predicts internal/vmtest's rodata_bystander
+// withFeatures is k with the features its types show replaced: what the
+// types of a kernel older than 6.1 show of them, or nothing.
+func withFeatures(k *Kernel, features map[Feature]bool) *Kernel {
+	out := *k
+	out.Features, out.spelled = features, ""
+	out.spelled = out.spell()
+	return &out
+}
+
+// before52 is what the types of a kernel between 4.16 and 5.2 show (the
+// 4.15 built here has bpf_prog_aux without func_cnt as well).
+var before52 = map[Feature]bool{FeatureCalls: true, FeatureGlobalData: false, FeatureReadOnlyMaps: false, FeatureGlobalFuncs: false}
+
+// TestGlobalDataFromTypes predicts internal/vmtest's rodata_bystander
 // object, a program reading .rodata and one that does not, with 6.1's
-// facts under two releases: before 5.2 both fail for global data (the
-// bystander because cilium/ebpf creates its object's .rodata with a
-// flag 4.15 refuses, as the field test's booted 4.15 showed), and from
-// 5.2 both load.
-func TestReadOnlyDataBefore52(t *testing.T) {
+// facts. Where the types show global data, both load whatever the
+// release says (a vendor's 4.18 or 4.19, an Android name); where they
+// lack its markers both fail for it (the bystander because cilium/ebpf
+// creates its object's .rodata with a flag 4.15 refuses, as the field
+// test's booted 4.15 showed), whatever the release says; where they show
+// neither way, the release can only make them unknown.
+func TestGlobalDataFromTypes(t *testing.T) {
 	k := kerneltest.ByName(t, "6.1.0-47-amd64")
 	targets := []*btf.Spec{kernelSpec(t, k)}
+	facts := NewKernel(targets, nil)
 	path := filepath.Join(kerneltest.Dir(), "..", "internal", "vmtest", "testdata", "rodata_bystander-el.o")
 	coll, relos := object(t, path)
+	const (
+		reads = "global data at insn 0 needs global_data (Linux 5.2): the kernel's BTF has struct bpf_map_ops but no bpf_map_ops.map_direct_value_addr (commit d8eca5bbb2be"
+		flag  = "the object's read-only global data .rodata needs rdonly_prog (Linux 5.2): the kernel's BTF has enum bpf_cmd but no BPF_MAP_FREEZE of enum bpf_cmd (commit 87df15de441b"
+		noTyp = "needs rdonly_prog (Linux 5.2): the kernel's types do not show it either way, and the version of its release predates it"
+	)
 	for _, tt := range []struct {
 		release string
-		want    map[string]string // program -> its first reason, "" loads
+		k       *Kernel
+		verdict Verdict
+		want    map[string]string // program -> the start of its first reason, "" none
 	}{
-		{"4.15.17", map[string]string{
-			"reads_rodata": "global data at insn 0 needs Linux 5.2 (unrecognized bpf_ld_imm64 insn before)",
-			"bystander":    "the object's read-only global data .rodata needs Linux 5.2 (cilium/ebpf creates it with BPF_F_RDONLY_PROG",
-		}},
-		{"5.2.0", map[string]string{"reads_rodata": "", "bystander": ""}},
+		{"4.18.0-305.el8.x86_64", facts, Loads, nil},
+		{"4.15.17", facts, Loads, nil},
+		{"a12-5.10-2021-09-arm64", facts, Loads, nil},
+		{"6.1.0-47-amd64", withFeatures(facts, before52), Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
+		{"4.15.17", withFeatures(facts, before52), Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
+		{"4.15.17", withFeatures(facts, map[Feature]bool{FeatureReadOnlyMaps: true, FeatureGlobalData: false}), Fails, map[string]string{"reads_rodata": reads}},
+		{"4.15.17", withFeatures(facts, nil), Unknown, map[string]string{"reads_rodata": "global data at insn 0", "bystander": "the object's read-only global data .rodata " + noTyp}},
+		{"5.2.0", withFeatures(facts, nil), Loads, nil},
 	} {
-		opts := &Options{Release: tt.release, Kernel: NewKernel(targets, nil)}
-		preds := Collection(filepath.Base(path), coll, relos, k.Name, targets, opts)
-		if len(preds) != len(tt.want) {
-			t.Fatalf("%s: %d predictions, want %d", tt.release, len(preds), len(tt.want))
+		preds := Collection(filepath.Base(path), coll, relos, k.Name, targets, &Options{Release: tt.release, Kernel: tt.k})
+		if len(preds) != 2 {
+			t.Fatalf("%s: %d predictions, want 2", tt.release, len(preds))
 		}
 		for _, p := range preds {
-			want := tt.want[p.Program]
-			switch {
-			case want == "" && p.Verdict != Loads:
-				t.Errorf("%s on %s: %s %q, want loads", p.Program, tt.release, p.Verdict, p.Reasons)
-			case want != "" && (p.Verdict != Fails || p.Reasons[0].Kind != KindGlobalData || !strings.HasPrefix(p.Reasons[0].Text, want)):
-				t.Errorf("%s on %s: %s %q, want fails for global data: %q", p.Program, tt.release, p.Verdict, p.Reasons, want)
+			want, verdict := tt.want[p.Program], tt.verdict
+			if want == "" {
+				verdict = Loads
+			}
+			if p.Verdict != verdict || want != "" && (p.Reasons[0].Kind != KindGlobalData || !strings.HasPrefix(p.Reasons[0].Text, want)) {
+				t.Errorf("%s on %s with %v: %s %q, want %s for global data: %q", p.Program, tt.release, tt.k.Features, p.Verdict, p.Reasons, verdict, want)
 			}
 		}
 	}
 }
 
-// TestCallsBefore416: before Linux 4.16 a program with a bpf-to-bpf call
-// or a callback fails for it, first (cilium/ebpf refuses it before the
-// kernel sees it: on the booted 4.15 kernel, "bpf2bpf calls not
-// supported"); from 4.16 no program fails for it. Which programs have
-// one is read from their instructions here.
-func TestCallsBefore416(t *testing.T) {
+// TestCallsFromTypes: where the types lack 4.16's bpf_prog_aux.func_cnt
+// a program with a bpf-to-bpf call or a callback fails for it, first
+// (cilium/ebpf refuses it before the kernel sees it: on the booted 4.15
+// kernel, "bpf2bpf calls not supported"), whatever the release; where
+// they have it, no program fails for it, whatever the release. Which
+// programs have one is read from their instructions here.
+func TestCallsFromTypes(t *testing.T) {
 	k := kerneltest.ByName(t, "6.1.0-47-amd64")
 	targets := []*btf.Spec{kernelSpec(t, k)}
+	facts := NewKernel(targets, nil)
+	without := withFeatures(facts, map[Feature]bool{FeatureCalls: false})
 	for _, name := range []string{"guards-el.o", "features/loop-el.o"} {
 		path := filepath.Join(kerneltest.Dir(), "objects", name)
 		coll, relos := object(t, path)
 		calls := 0
-		for _, release := range []string{"4.15.17", "4.16.0"} {
-			opts := &Options{Release: release, Kernel: NewKernel(targets, nil)}
-			for _, p := range Collection(name, coll, relos, k.Name, targets, opts) {
+		for _, tt := range []struct {
+			release string
+			k       *Kernel
+			fails   bool
+		}{
+			{"4.15.17", facts, false},
+			{"a12-5.10-2021-09-arm64", facts, false},
+			{"6.1.0-47-amd64", without, true},
+			{"4.16.0", without, true},
+		} {
+			for _, p := range Collection(name, coll, relos, k.Name, targets, &Options{Release: tt.release, Kernel: tt.k}) {
 				has := slices.ContainsFunc(coll.Programs[p.Program].Instructions, func(ins asm.Instruction) bool {
 					return ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer()
 				})
 				got := slices.ContainsFunc(p.Reasons, func(r Reason) bool { return r.Kind == KindCall })
 				switch {
-				case release == "4.16.0" && got:
-					t.Errorf("%s %s on %s: %q", name, p.Program, release, p.Reasons)
-				case release == "4.15.17" && got != has:
-					t.Errorf("%s %s on %s: calls %v, reasons %q", name, p.Program, release, has, p.Reasons)
-				case release == "4.15.17" && has && (p.Verdict != Fails || p.Reasons[0].Kind != KindCall):
-					t.Errorf("%s %s on %s: %s %q, want fails for its call first", name, p.Program, release, p.Verdict, p.Reasons)
+				case !tt.fails && got:
+					t.Errorf("%s %s on %s: %q", name, p.Program, tt.release, p.Reasons)
+				case tt.fails && got != has:
+					t.Errorf("%s %s on %s: calls %v, reasons %q", name, p.Program, tt.release, has, p.Reasons)
+				case tt.fails && has && (p.Verdict != Fails || p.Reasons[0].Kind != KindCall ||
+					!strings.Contains(p.Reasons[0].Text, "the kernel's BTF has struct bpf_prog_aux but no bpf_prog_aux.func_cnt")):
+					t.Errorf("%s %s on %s: %s %q, want fails for its call first, by bpf_prog_aux", name, p.Program, tt.release, p.Verdict, p.Reasons)
 				}
 				if has {
 					calls++

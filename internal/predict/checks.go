@@ -48,7 +48,7 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map
 	var b beyond
 	b.points = map[int]point{}
 	b.weak = kfuncAddresses(insns, k)
-	b.checkCallsExist(insns, release) // cilium/ebpf refuses before the kernel sees the program
+	b.checkCallsExist(insns, k, release) // cilium/ebpf refuses before the kernel sees the program
 	b.checkTypes(prog, k)
 
 	globalData := -1
@@ -93,10 +93,10 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map
 	}
 	switch ro := readOnlyData(maps, vars); {
 	case globalData >= 0:
-		b.checkGlobalData(fmt.Sprintf("global data at insn %d", globalData), "unrecognized bpf_ld_imm64 insn before", release, false)
+		b.checkGlobalData(fmt.Sprintf("global data at insn %d", globalData), "the verifier says unrecognized bpf_ld_imm64 insn", FeatureGlobalData, k, release, false)
 	case ro != "":
 		b.checkGlobalData("the object's read-only global data "+ro,
-			"cilium/ebpf creates it with BPF_F_RDONLY_PROG along with the program, read or not, whenever it loads the object's variables (bpf2go's LoadAndAssign); the kernel refuses the flag before", release, true)
+			"the kernel refuses BPF_F_RDONLY_PROG, which cilium/ebpf gives it when it creates it along with the program, read or not, whenever it loads the object's variables (bpf2go's LoadAndAssign)", FeatureReadOnlyMaps, k, release, true)
 	}
 	b.checkCalls(insns, k)
 	return b
@@ -234,52 +234,51 @@ func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 	}
 }
 
-// checkGlobalData: Linux 5.2 added direct access to map values
-// (BPF_PSEUDO_MAP_VALUE, commit d8eca5bbb2be, "bpf: implement
-// lookup-free direct value access for maps"), which global data
-// (.rodata, .data, .bss, .kconfig) needs, and the read-only map flags
-// (BPF_F_RDONLY_PROG, commit 591fe9888d78) that cilium/ebpf gives
-// .rodata and .kconfig. No enum says so: only the release can. what is
-// the global data, why what the kernel does before 5.2. atMapCreation
-// says the kernel refuses it when cilium/ebpf creates the object's maps,
-// before anything else of the program: the reason goes first.
-func (b *beyond) checkGlobalData(what, why, release string, atMapCreation bool) {
-	v, ok := version(release)
+// checkGlobalData: global data (.rodata, .data, .bss, .kconfig) needs
+// direct access to map values (FeatureGlobalData), and cilium/ebpf gives
+// .rodata and .kconfig the read-only flag BPF_F_RDONLY_PROG
+// (FeatureReadOnlyMaps): both Linux 5.2, both read from the kernel's
+// types. what is the global data, why what the kernel does without f.
+// atMapCreation says the kernel refuses it when cilium/ebpf creates the
+// object's maps, before anything else of the program: the reason goes
+// first. Where the types do not decide, the release can only make the
+// verdict Unknown.
+func (b *beyond) checkGlobalData(what, why string, f Feature, k *Kernel, release string, atMapCreation bool) {
+	ff := feature(k, release, f)
 	switch {
-	case !ok:
-		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("%s needs Linux 5.2, and the kernel's version is not known (release %q)", what, release)})
-	case v < 5002 && atMapCreation:
-		b.fails = append([]Reason{{KindGlobalData, fmt.Sprintf("%s needs Linux 5.2 (%s)", what, why)}}, b.fails...)
-	case v < 5002:
-		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("%s needs Linux 5.2 (%s)", what, why)})
+	case ff.has:
+	case ff.by == nil:
+		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("%s needs %s", what, ff)})
+	case atMapCreation:
+		b.fails = append([]Reason{{KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)}}, b.fails...)
+	default:
+		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)})
 	}
 }
 
-// checkCallsExist: bpf-to-bpf calls came with Linux 4.16 (commit
-// cc8b0b92a169, "bpf: introduce function calls (function boundaries)").
-// Before, cilium/ebpf refuses a program that refers to another function,
-// by a call or by a callback's address ("bpf2bpf calls not supported
-// (requires >= v4.16)", its probe of the kernel), before the verifier
-// sees it. Only the release can tell: no kernel
-// before 4.18 has BTF of its own, and BTF made from its DWARF names no
-// function that only the feature builds.
-func (b *beyond) checkCallsExist(insns asm.Instructions, release string) {
+// checkCallsExist: bpf-to-bpf calls came with Linux 4.16
+// (FeatureCalls). Without them cilium/ebpf refuses a program that refers
+// to another function, by a call or by a callback's address ("bpf2bpf
+// calls not supported (requires >= v4.16)", its probe of the kernel),
+// before the verifier sees it. Where the types do not decide, the
+// release can only make the verdict Unknown.
+func (b *beyond) checkCallsExist(insns asm.Instructions, k *Kernel, release string) {
 	pc := slices.IndexFunc(insns, func(ins asm.Instruction) bool {
 		return ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer()
 	})
 	if pc < 0 {
 		return
 	}
-	what := fmt.Sprintf("the bpf-to-bpf call at insn %d needs Linux 4.16", pc)
+	what := fmt.Sprintf("the bpf-to-bpf call at insn %d", pc)
 	if insns[pc].IsLoadOfFunctionPointer() {
-		what = fmt.Sprintf("the callback at insn %d, a bpf-to-bpf reference, needs Linux 4.16", pc)
+		what = fmt.Sprintf("the callback at insn %d, a bpf-to-bpf reference,", pc)
 	}
-	v, ok := version(release)
-	switch {
-	case !ok:
-		b.unknown = append(b.unknown, Reason{KindCall, fmt.Sprintf("%s, and the kernel's version is not known (release %q)", what, release)})
-	case v < 4016:
-		b.fails = append(b.fails, Reason{KindCall, what + " (cilium/ebpf: bpf2bpf calls not supported)"})
+	switch ff := feature(k, release, FeatureCalls); {
+	case ff.has:
+	case ff.by == nil:
+		b.unknown = append(b.unknown, Reason{KindCall, fmt.Sprintf("%s needs %s", what, ff)})
+	default:
+		b.fails = append(b.fails, Reason{KindCall, fmt.Sprintf("%s needs %s; without it cilium/ebpf says bpf2bpf calls not supported", what, ff)})
 	}
 }
 

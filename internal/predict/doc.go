@@ -39,8 +39,9 @@
 // helper not in its enum bpf_func_id, a map, program or attach type not
 // in enum bpf_map_type, bpf_prog_type or bpf_attach_type, a kfunc its BTF
 // has no FUNC for, its own BTF (for programs attaching by BTF ID, kfunc
-// calls and helpers returning BTF pointers), global data before 5.2, and
-// an 8-byte context load a 32-bit kernel refuses. Calls to helpers and
+// calls and helpers returning BTF pointers), global data and bpf-to-bpf
+// calls it predates, calls its 32-bit JIT does not compile, and an 8-byte
+// context load a 32-bit kernel refuses. Calls to helpers and
 // kfuncs count only where reached, like poisons: a CO-RE guard such as
 // bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_x) keeps a
 // missing helper's call from failing the program. Each reason has a
@@ -57,8 +58,12 @@
 // matched to cilium/ebpf's relocated instructions function by function:
 // cilium/ebpf keeps them unexported.
 //
-// The verifier has learnt over the years, and the walk follows the
-// kernel's version (Options.Release, model.go): before 5.0 it decides
+// The verifier has learnt over the years, and the walk follows what the
+// kernel's types show it has (features.go: a member or enum value the
+// feature's commit added), never its release where they decide, since
+// vendors backport BPF under old releases; the release (Options.Release,
+// model.go) counts only where no type decides, and then can only make a
+// verdict Unknown. Upstream, before 5.0 the verifier decides
 // only JEQ and JNE against an immediate, before 5.7 only comparisons
 // against immediates; before 5.17 a fill narrower than 8 bytes forgets
 // a spilled constant. Global functions are verified on their own, with

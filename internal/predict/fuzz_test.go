@@ -44,7 +44,7 @@ func FuzzWalk(f *testing.F) {
 			poison[i] = point{kind: KindCORE, what: "fuzz"}
 		}
 		for _, release := range []string{"6.18", "5.4", ""} {
-			judge(insns, insns, poison, modelFor(release))
+			judge(insns, insns, poison, modelFor(release, nil))
 		}
 	})
 }

@@ -57,11 +57,15 @@ func (w *walker) jump(s *state, ins *asm.Instruction) (*state, bool) {
 			dead = jumped
 		}
 		if dead.why == -1 {
-			dead.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s is decided by constants, but the verifier of this kernel's version may not decide it (older verifiers compare fewer kinds of operands)", s.pc, sourceOf(w.insns, s.pc)))
+			dead.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s is decided by constants, but this kernel's verifier may not decide it (older verifiers compare fewer kinds of operands): %s", s.pc, sourceOf(w.insns, s.pc), w.model.jumpsWhy))
 		}
 	case a.k == lost || b.k == lost:
 		if s.why == -1 {
-			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not track (read from .rodata or .kconfig, or computed by a division, negation or byte swap, or a narrow fill on an older kernel)", s.pc, sourceOf(w.insns, s.pc)))
+			fill := ""
+			if !w.model.narrowFill {
+				fill = ", or a narrow fill, which this kernel's verifier may forget: " + w.model.fillWhy
+			}
+			s.why = w.reason(s.pc, fmt.Sprintf("the jump at insn %d%s tests a value the verifier may know but the analysis does not track (read from .rodata or .kconfig, or computed by a division, negation or byte swap%s)", s.pc, sourceOf(w.insns, s.pc), fill))
 			jumped.why = s.why
 		}
 	}

@@ -10,11 +10,12 @@ import (
 	"github.com/cilium/ebpf/btf"
 )
 
-// Kernel is what the predictions beyond CO-RE need to know of a kernel,
-// all read from its full BTF (vmlinux and modules) by NewKernel: which
-// helpers, map, program and attach types its UAPI enums list, which of
-// the kfuncs the objects call it has, whether it was built with its own
-// BTF, and the size of its long. It is small and has only exported plain
+// Kernel is what the predictions need to know of a kernel beyond the BTF
+// its CO-RE relocations resolve against, all read from its full BTF
+// (vmlinux and modules) by NewKernel: which helpers, map, program and
+// attach types its UAPI enums list, which of the kfuncs the objects call
+// it has, whether it was built with its own BTF, the size of its long,
+// its JIT, and which features of BPF and its verifier it has. It is small and has only exported plain
 // fields, so a cache can store it instead of the BTF.
 type Kernel struct {
 	// FuncIDs, MapTypes, ProgTypes and AttachTypes are the values of
@@ -50,6 +51,11 @@ type Kernel struct {
 	// Interpreter says the kernel has BPF's interpreter (built without
 	// CONFIG_BPF_JIT_ALWAYS_ON): its BTF has the FUNC bpf_patch_call_args.
 	Interpreter bool
+	// Features says which BPF features (features.go) the markers of its
+	// BTF show it has (true) or lacks (false), where its BTF has the
+	// marker's type: what the kernel's release would tell of an upstream
+	// kernel, and does not of a vendor's.
+	Features map[Feature]bool
 
 	// spelled is the fields above as a Memo keys them (spell), written
 	// once by NewKernel: spelling them per object and kernel was 1 % of
@@ -84,6 +90,7 @@ func NewKernel(targets []*btf.Spec, kfuncs []string) *Kernel {
 		k.LongSize = long.Size
 	}
 	k.Arch, k.Interpreter = jitArch(vmlinux, k.LongSize), hasInterpreter(vmlinux)
+	k.Features = readFeatures(vmlinux)
 	tagged := kfuncTags(targets, k.Asked)
 	k.TaggedKfuncs = len(tagged) > 0
 	for _, name := range k.Asked {

@@ -6,10 +6,11 @@ import (
 )
 
 // model is what the walk assumes the verifier of a kernel does, by the
-// kernel's version. The versions are those of the upstream commits,
-// rounded up where in doubt: an older verifier that decides less is
-// modelled as deciding less, so the walk says Unknown rather than
-// predict a guard works where it may not.
+// features its types show, and where they do not, by its release. The
+// versions are those of the upstream commits, rounded up where in
+// doubt: an older verifier that decides less is modelled as deciding
+// less, so the walk says Unknown rather than predict a guard works where
+// it may not.
 type model struct {
 	globals globals
 	jumps   jumps
@@ -17,6 +18,12 @@ type model struct {
 	// spilled there (5.17, "bpf: Support <8-byte scalar spill and
 	// refill"); before, the verifier forgets it.
 	narrowFill bool
+	// jumpsWhy and fillWhy say, for a reason, what made the model's
+	// jumps less than jumpsAll and narrowFill false (featureFact).
+	jumpsWhy, fillWhy string
+	// globalsWhy say what told of global functions and of their lazy
+	// verification, where globals is globalsUnsure.
+	globalsWhy [2]string
 }
 
 // jumps says which conditional jumps on known values the verifier
@@ -56,30 +63,45 @@ func version(release string) (v int, ok bool) {
 	return major*1000 + minor, true
 }
 
-// modelFor is the model of the verifier of a kernel release
-// ("6.1.0-47-amd64"). An unparsable release gets the most cautious
-// model.
-func modelFor(release string) model {
-	v, ok := version(release)
-	if !ok {
-		return model{globals: globalsUnsure, jumps: jumpsEqImm}
-	}
-	out := model{globals: globalsLazy, jumps: jumpsAll, narrowFill: v >= 5017}
-	switch {
-	case v < 5000:
-		out.jumps = jumpsEqImm
-	case v < 5007:
+// modelFor is the model of the verifier of a kernel: k's types decide
+// what they show (features.go), the release ("6.1.0-47-amd64") the rest.
+// With k nil the release decides all, and an unparsable one gets the
+// most cautious model. With k, a release can only make the walk less
+// sure: where the types do not decide when global functions are
+// verified, it explores them both ways (globalsUnsure); an older
+// verifier's undecided jumps and forgotten fills give Unknown, never
+// Fails, since the walk marks the paths they open as maybe taken.
+func modelFor(release string, k *Kernel) model {
+	out := model{globals: globalsUnsure, jumps: jumpsEqImm}
+	if ff := feature(k, release, FeatureBranchImm); ff.has {
 		out.jumps = jumpsImm
+	} else {
+		out.jumpsWhy = ff.String()
+	}
+	if ff := feature(k, release, FeatureBranchReg); ff.has {
+		out.jumps = jumpsAll
+	} else if out.jumps == jumpsImm {
+		out.jumpsWhy = ff.String()
+	}
+	if ff := feature(k, release, FeatureNarrowFill); ff.has {
+		out.narrowFill = true
+	} else {
+		out.fillWhy = ff.String()
 	}
 	// Linux 6.8 verifies a global function only where a call to it is
 	// reached (commit 2afae08c9dcb, "bpf: Validate global subprogs
 	// lazily"); from 5.6 every one, on its own; before, global
 	// functions are followed like static ones.
+	funcs, lazy := feature(k, release, FeatureGlobalFuncs), feature(k, release, FeatureLazyGlobals)
 	switch {
-	case v < 5006:
+	case !funcs.known || !lazy.known || k != nil && (funcs.by == nil || lazy.by == nil):
+		out.globalsWhy = [2]string{funcs.String(), lazy.String()}
+	case !funcs.has:
 		out.globals = globalsStatic
-	case v < 6008:
+	case !lazy.has:
 		out.globals = globalsEager
+	default:
+		out.globals = globalsLazy
 	}
 	return out
 }

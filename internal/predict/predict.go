@@ -16,10 +16,12 @@ import (
 // Options says which kernel the prediction is for.
 type Options struct {
 	// Release is the release of the kernel whose verifier loads the
-	// programs ("6.1.0-47-amd64"): older verifiers decide fewer jumps,
-	// keep fewer spilled constants and verify global functions
-	// differently, and global data needs 5.2. Empty or unparsable: the
-	// most cautious assumptions, which give Unknown more often.
+	// programs ("6.1.0-47-amd64"). It counts only for what Kernel's
+	// types do not decide (features.go: older verifiers decide fewer
+	// jumps, keep fewer spilled constants and verify global functions
+	// differently; global data needs 5.2), and there it can only make a
+	// verdict Unknown. Without Kernel it decides all of these. Empty or
+	// unparsable: the most cautious assumptions.
 	Release string
 	// Kernel, if set, is what the kernel has beyond the BTF its CO-RE
 	// relocations resolve against (NewKernel): helpers, map, program and
@@ -54,7 +56,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 	if opts == nil {
 		opts = &Options{}
 	}
-	m := modelFor(opts.Release)
+	m := modelFor(opts.Release, opts.Kernel)
 	memoFor := memoKernel(opts)
 	var (
 		out     []Prediction

@@ -94,7 +94,7 @@ func TestGuards(t *testing.T) {
 		"version_guarded": {Unknown, Loads},
 	}
 	kernels := kerneltest.Corpus(t)
-	if r := kerneltest.Running(t); modelFor(r.Release) == latest {
+	if r := kerneltest.Running(t); decisions(modelFor(r.Release, nil)) == latest {
 		kernels = append(kernels, r)
 	}
 	for _, k := range kernels {

@@ -81,7 +81,7 @@ func (w *walker) run() {
 			if w.isGlobal(i) {
 				why := -1
 				if g == globalsUnsure {
-					why = w.reason(-1-i, fmt.Sprintf("global function %s is verified on its own before Linux 6.8, where a call to it is reached from 6.8 on, and the kernel's version is not known", w.insns[i].Symbol()))
+					why = w.reason(-1-i, fmt.Sprintf("global function %s is verified on its own from Linux 5.6 to 6.7, where a call to it is reached from 6.8 on, and the kernel's types do not show which (%s; %s)", w.insns[i].Symbol(), w.model.globalsWhy[0], w.model.globalsWhy[1]))
 				}
 				w.enqueue(i, why)
 			}

@@ -282,6 +282,15 @@ func TestWalkCalls(t *testing.T) {
 	}
 }
 
+// decisions is m without the words its reasons quote.
+func decisions(m model) model {
+	m.jumpsWhy, m.fillWhy, m.globalsWhy = "", "", [2]string{}
+	return m
+}
+
+// TestModelFor: without the kernel's types the release decides the
+// model; with them, the types decide what they show, whatever the
+// release says, and the release only what they do not.
 func TestModelFor(t *testing.T) {
 	for release, want := range map[string]model{
 		"4.15.0-20-generic":    {globals: globalsStatic, jumps: jumpsEqImm},
@@ -294,8 +303,46 @@ func TestModelFor(t *testing.T) {
 		"":                     {globals: globalsUnsure, jumps: jumpsEqImm},
 		"custom":               {globals: globalsUnsure, jumps: jumpsEqImm},
 	} {
-		if got := modelFor(release); got != want {
-			t.Errorf("modelFor(%q) = %+v, want %+v", release, got, want)
+		if got := decisions(modelFor(release, nil)); got != want {
+			t.Errorf("modelFor(%q, nil) = %+v, want %+v", release, got, want)
+		}
+	}
+	// What the types of Linux 5.6 to 6.7 show: global functions, not
+	// lazy; and of 6.8 on.
+	eager := &Kernel{Features: map[Feature]bool{FeatureCalls: true, FeatureGlobalData: true, FeatureReadOnlyMaps: true, FeatureGlobalFuncs: true, FeatureLazyGlobals: false}}
+	lazy := &Kernel{Features: map[Feature]bool{FeatureCalls: true, FeatureGlobalData: true, FeatureReadOnlyMaps: true, FeatureGlobalFuncs: true, FeatureLazyGlobals: true}}
+	old := &Kernel{Features: map[Feature]bool{FeatureCalls: true, FeatureGlobalData: false, FeatureReadOnlyMaps: false}}
+	for _, tt := range []struct {
+		release string
+		k       *Kernel
+		want    model
+	}{
+		// A vendor's release understates: the types decide global
+		// functions; 5.2's markers imply 5.0's branches; 5.7's and
+		// 5.17's, which no type marks, are left to the release.
+		{"4.18.0-305.el8.x86_64", eager, model{globals: globalsEager, jumps: jumpsImm}},
+		{"4.19.90-52.22.v2207.ky10.aarch64", eager, model{globals: globalsEager, jumps: jumpsImm}},
+		// Ring buffers (5.8) and bpf_loop (5.17) imply 5.7's branches
+		// and 5.17's fills.
+		{"4.18.0-305.el8.x86_64", &Kernel{Features: map[Feature]bool{FeatureGlobalFuncs: true, FeatureRingbuf: true, FeatureLoop: true, FeatureLazyGlobals: false}}, model{globals: globalsEager, jumps: jumpsAll, narrowFill: true}},
+		{"4.18.0-305.el8.x86_64", &Kernel{Features: map[Feature]bool{FeatureGlobalFuncs: true, FeatureRingbuf: true, FeatureLoop: false, FeatureLazyGlobals: false}}, model{globals: globalsEager, jumps: jumpsAll}},
+		// 6.8's marker implies everything before it.
+		{"4.18.0-513.el8.x86_64", lazy, latest},
+		{"a12-5.10-2021-09-arm64", lazy, latest},
+		// An unparsable release gets the types' decisions, and the
+		// cautious model only where they do not decide.
+		{"a12-5.10-2021-09-arm64", eager, model{globals: globalsEager, jumps: jumpsImm}},
+		{"6.1.0-47-amd64", eager, model{globals: globalsEager, jumps: jumpsAll, narrowFill: true}},
+		// Types that lack 5.2's markers say the kernel lacks what came
+		// after, whatever its release claims; 5.0's branches, before,
+		// are left to the release.
+		{"6.1.0-47-amd64", old, model{globals: globalsStatic, jumps: jumpsImm}},
+		// Types that do not show global functions at all (no struct
+		// bpf_prog_aux): the walk explores them both ways.
+		{"4.18.0-305.el8.x86_64", &Kernel{}, model{globals: globalsUnsure, jumps: jumpsEqImm}},
+	} {
+		if got := decisions(modelFor(tt.release, tt.k)); got != tt.want {
+			t.Errorf("modelFor(%q, %v) = %+v, want %+v", tt.release, tt.k.Features, got, tt.want)
 		}
 	}
 }
@@ -356,7 +403,7 @@ func TestWalkOlderVerifiers(t *testing.T) {
 					poison[i] = point{kind: KindCORE, what: "test relocation"}
 				}
 			}
-			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release))
+			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release, nil))
 			if v != tt.want {
 				t.Fatalf("%s %q, want %s", v, reasons, tt.want)
 			}

@@ -68,13 +68,19 @@ const (
 	// whose DWARF vmlinux the entry is imported from: the one kernel
 	// older than global data (5.2) and ring buffers (5.8).
 	fromBuild
+	// fromVendor: Linux 6.1 built without BTF under a vendor's release,
+	// 4.18.0-305.el8.x86_64 (scripts/build-kernel-vendor.sh), image and
+	// entry (imported from its DWARF by corpus import) committed in
+	// testdata/vendorkernel: its release understates its BPF, and the
+	// predictions must come from its types.
+	fromVendor
 )
 
 // ownBTF says whether the kernel has /sys/kernel/btf/vmlinux. Kernels
 // with it are booted twice, BTF hidden and visible; kernels without it
 // once, as they are.
 func (k fieldKernel) ownBTF() bool {
-	return k.source != fromDWARF && k.source != fromArchive && k.source != fromBuild
+	return k.source != fromDWARF && k.source != fromArchive && k.source != fromBuild && k.source != fromVendor
 }
 
 // ringbuf says whether the kernel has ring buffers (5.8), which
@@ -99,6 +105,8 @@ func (k fieldKernel) name() string {
 		return "debian-686-pae"
 	case fromBuild:
 		return "ubuntu-4.15"
+	case fromVendor:
+		return "vendor/" + k.release
 	}
 	return k.release
 }
@@ -115,6 +123,7 @@ var fieldKernels = []fieldKernel{
 	{release: "6.1.0-50-cloud-amd64", arch: "x86_64", distro: "debian", version: "12", source: fromDeb},
 	{release: "5.10.0-32-amd64", arch: "x86_64", distro: "debian", version: "11", source: fromOlder},
 	{release: "6.1.176", arch: "x86_64", distro: "debian", version: "12", source: fromDWARF},
+	{release: kerneltest.VendorRelease, arch: "x86_64", distro: "centos", version: "8", source: fromVendor},
 }
 
 const (
@@ -122,9 +131,12 @@ const (
 	debModule  = "nf_conntrack" // loaded with its dependencies on the deb's kernel
 )
 
-// osRelease is the guest's /etc/os-release for a Debian or Ubuntu
-// version.
+// osRelease is the guest's /etc/os-release for a Debian, Ubuntu or
+// CentOS version.
 func osRelease(distro, version string) string {
+	if distro == "centos" {
+		return fmt.Sprintf("NAME=\"CentOS Linux\"\nVERSION=\"%[1]s\"\nID=\"centos\"\nID_LIKE=\"rhel fedora\"\nVERSION_ID=\"%[1]s\"\nPRETTY_NAME=\"CentOS Linux %[1]s\"\n", version)
+	}
 	if distro == "ubuntu" {
 		codename := map[string]string{"18.04": "bionic"}[version]
 		return fmt.Sprintf("NAME=\"Ubuntu\"\nVERSION=\"%[1]s LTS\"\nID=ubuntu\nID_LIKE=debian\nPRETTY_NAME=\"Ubuntu %[1]s LTS\"\nVERSION_ID=\"%[1]s\"\nVERSION_CODENAME=%[2]s\nUBUNTU_CODENAME=%[2]s\n", version, codename)
@@ -183,6 +195,10 @@ func TestField(t *testing.T) {
 				built := kerneltest.Ubuntu1804Kernel(t)
 				k.release = built.Release
 				extra = &fetched{kernel: built.Image, dwarf: built.VMLinux}
+			}
+			if k.source == fromVendor {
+				dir := kerneltest.VendorDir()
+				extra = &fetched{kernel: filepath.Join(dir, "vmlinuz-"+k.release), entry: corpus.KernelPath(filepath.Join(dir, "btfhub"), vendorKey)}
 			}
 			fx, err := fieldFixture(dir)
 			if err != nil {
@@ -531,6 +547,8 @@ var (
 	debKey   = kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: "6.1.0-50-cloud-amd64"}
 	olderKey = kernelkey.Key{Distro: "debian", Version: "11", Arch: "x86_64", Release: "5.10.0-32-amd64"}
 	nobtfKey = kernelkey.Key{Distro: "debian", Version: "12", Arch: "x86_64", Release: "6.1.176"}
+	// vendorKey is testdata/vendorkernel's entry.
+	vendorKey = kernelkey.Key{Distro: "centos", Version: "8", Arch: "x86_64", Release: kerneltest.VendorRelease}
 )
 
 func newFixture(corpusDir string) (*fixture, error) {
@@ -667,14 +685,15 @@ func writeFile(path string, data []byte) error {
 }
 
 // fetched is a kernel without BTF that is not in the shared corpus
-// (Debian's 686-pae, the 4.15 built here), made ready for its boot: its
-// image, the entry imported from its DWARF, and a payload and corpus that
-// hold it besides the fixture's kernels.
+// (Debian's 686-pae, the 4.15 built here, the vendor-released kernel),
+// made ready for its boot: its image, the entry imported from its DWARF,
+// and a payload and corpus that hold it besides the fixture's kernels.
 type fetched struct {
 	// deb is the package holding the image (Debian's 686-pae), or
 	// kernel the image's path (a kernel built here).
 	deb, kernel string
 	dwarf       string // what the entry is imported from: a -dbg package, a vmlinux
+	entry       string // or the entry's path, imported already
 	image       []byte // from deb
 	payload     []byte
 	corpus      map[string]*corpus.Kernel
@@ -690,7 +709,13 @@ func (f *fetched) prepare(ctx context.Context, fx *fixture, k fieldKernel) error
 		}
 		f.image = image
 	}
-	entry, err := dwarfkernel.Entry(ctx, f.dwarf, key)
+	var entry []byte
+	var err error
+	if f.entry != "" {
+		entry, err = os.ReadFile(f.entry)
+	} else {
+		entry, err = dwarfkernel.Entry(ctx, f.dwarf, key)
+	}
 	if err != nil {
 		return err
 	}
@@ -767,7 +792,7 @@ func (fx *fixture) machine(t *testing.T, corpusDir string, k fieldKernel, extra 
 	case fromArchive:
 		image = extra.image
 		timeout = 6 * time.Minute
-	case fromBuild:
+	case fromBuild, fromVendor:
 		kernel = extra.kernel
 	}
 	if image != nil {

@@ -1,0 +1,55 @@
+package predict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/asm"
+)
+
+// TestCheckCalls: i386 and arm run bpf-to-bpf calls interpreted and
+// refuse callbacks; without an interpreter every call fails; an
+// unrecognized 32-bit kernel is unknown, and 64-bit JITs compile calls.
+func TestCheckCalls(t *testing.T) {
+	exit := asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+	call := append(asm.Instructions{asm.Call.Label("sub")}, exit...)
+	call = append(call, exit[0].WithSymbol("sub"), exit[1])
+	callback := append(asm.Instructions{asm.LoadMapPtr(asm.R2, 0)}, exit...)
+	callback[0] = asm.Instruction{OpCode: asm.LoadImmOp(asm.DWord), Dst: asm.R2, Src: asm.PseudoFunc}.WithReference("sub")
+	callback = append(callback, exit[0].WithSymbol("sub"), exit[1])
+	tail := append(asm.Instructions{asm.FnTailCall.Call()}, call...)
+	for _, tt := range []struct {
+		arch        string
+		long        uint32
+		interpreter bool
+		insns       asm.Instructions
+		want        Verdict // of the JIT's reason; Loads: none
+		text        string
+	}{
+		{"i386", 4, true, call, Loads, ""},
+		{"i386", 4, true, callback, Fails, "the x86-32 JIT does not compile bpf-to-bpf calls, and the interpreter refuses callbacks"},
+		{"i386", 4, false, call, Fails, "no interpreter to fall back on"},
+		{"i386", 4, true, tail, Unknown, "tail_calls are not allowed"},
+		{"arm", 4, true, call, Loads, ""},
+		{"arm", 4, true, callback, Fails, "the 32-bit arm JIT does not compile bpf-to-bpf calls (and is off by default), and the interpreter refuses callbacks"},
+		{"arm", 4, false, call, Fails, "no interpreter to fall back on"},
+		{"arm", 4, true, tail, Unknown, "tail_calls are not allowed"},
+		{"", 4, true, call, Unknown, "is not modeled"},
+		{"x86_64", 8, false, callback, Loads, ""},
+		{"arm64", 8, false, call, Loads, ""},
+	} {
+		var b beyond
+		b.checkCalls(tt.insns, &Kernel{Arch: tt.arch, LongSize: tt.long, Interpreter: tt.interpreter})
+		var got Verdict = Loads
+		var reasons []Reason
+		switch {
+		case len(b.after) > 0:
+			got, reasons = Fails, b.after
+		case len(b.unknown) > 0:
+			got, reasons = Unknown, b.unknown
+		}
+		if got != tt.want || len(reasons) > 1 || got != Loads && (reasons[0].Kind != KindJIT || !strings.Contains(reasons[0].Text, tt.text)) {
+			t.Errorf("%s (long %d, interpreter %v), %d insns: %s %q, want %s %q", tt.arch, tt.long, tt.interpreter, len(tt.insns), got, reasons, tt.want, tt.text)
+		}
+	}
+}
