@@ -7,8 +7,8 @@
 // or too old pahole is an error wrapping [ErrNotFound] or [ErrTooOld] that
 // names the Debian package to install. [Tool.Encode] runs it on one ELF
 // file, a vmlinux or a module (split BTF over the vmlinux's, as the
-// kernel's --btf_base build of modules makes it), and returns the BTF,
-// checked to hold types.
+// kernel's --btf_base build of modules makes it), within time and memory
+// limits (below), and returns the BTF, checked to hold types.
 //
 // # Flags
 //
@@ -40,4 +40,30 @@
 // of package extract (docs/threat-model.md) before it starts and gives it
 // back when pahole exits, so the budget bounds how many run at once: one
 // large vmlinux at a time, many small modules.
+//
+// # Limits
+//
+// The DWARF may be crafted: a 10.7 MB ELF had pahole at 1 GB after 240 s,
+// and a pahole that hangs would hang the import. Each run is bounded by
+// its input's size (the file's, with compressed debug sections counted
+// inflated) and killed with its process group at the first limit it
+// passes, with an error wrapping ErrTimeLimit or ErrMemoryLimit that names
+// the file, the limit and how it follows from the input:
+//
+//	limit                              value                                         107 MB vmlinux, 2 CPUs  measured on it
+//	wall clock                         2 min + 3 s per MiB                           7 min                   2.2-5.5 s here, 13-18 s loaded
+//	resident memory, sampled / 50 ms   512 MiB + 2 x input + 16 MiB per thread       764 MiB                 199 MiB (j16: 235 MiB)
+//	RLIMIT_DATA, set with prlimit(2)   2 x the above + the threads' stacks           1551 MiB                240 MiB (j16: 376 MiB)
+//
+// The resident limit is 2.9 to 3.9 times the peak RSS of every real input
+// measured (also 424 MB for a 316 MB vmlinux, 453 MB for a 588 MB one) and
+// the time limit 24 to 44 times their slowest wall clock, so a loaded or
+// slow machine is not stopped; a crafted input of 10.7 MB is stopped at
+// 580 MiB or 150 s. VmData counts the mapped input and 8 MiB of stack for
+// each of pahole's threads (one per online CPU plus 10 % with -j), hardly
+// touched, so the kernel-enforced limit is set above the sampled one: it
+// catches a growth faster than the sampling, and what pahole starts.
+//
+// pahole gets its file last, absolute, after "--", so that a file named
+// "--help" or "-V" is read as a file.
 package pahole

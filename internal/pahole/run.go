@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,13 +78,32 @@ type Job struct {
 // hold at least one type: BTF without types (a file without DWARF) is an
 // error wrapping extract.ErrNoBTF. The run waits for its memory estimate
 // (footprint) to fit the memory budget shared with the readers of package
-// extract.
+// extract. pahole killed at its time or memory limit (the package doc,
+// Limits) is an error wrapping ErrTimeLimit or ErrMemoryLimit that names
+// j.ELF, the limit and how it follows from the input.
 func (t *Tool) Encode(ctx context.Context, j Job) ([]byte, error) {
-	st, err := os.Stat(j.ELF)
+	// A regular file only: pahole would wait on a FIFO until its time limit.
+	f, fileSize, err := regfile.Open(j.ELF, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
-	release, err := extract.Reserve(footprint(st.Size()))
+	size := inputSize(f, fileSize)
+	f.Close()
+	return t.encode(ctx, j, size, limitsFor(size, paholeThreads(Flags(j.Kernel, t.Version))))
+}
+
+// encode is Encode with the input's size (inputSize) and the run's limits.
+func (t *Tool) encode(ctx context.Context, j Job, size int64, lim limits) ([]byte, error) {
+	// The file is given absolute, after "--": pahole parses its arguments
+	// with argp, which like getopt takes "--" as the end of the options,
+	// so a file named "--help" or "-V" is a file; and a path that starts
+	// with "/" cannot be taken for an option by any parser, even a
+	// $PAHOLE wrapper that drops the "--".
+	elfPath, err := filepath.Abs(j.ELF)
+	if err != nil {
+		return nil, fmt.Errorf("pahole: %w", err)
+	}
+	release, err := extract.Reserve(footprint(size))
 	if err != nil {
 		return nil, fmt.Errorf("pahole: %w", err)
 	}
@@ -101,14 +121,16 @@ func (t *Tool) Encode(ctx context.Context, j Job) ([]byte, error) {
 	if j.BaseFile != "" {
 		args = append(args, "--btf_base="+j.BaseFile)
 	}
-	args = append(args, j.ELF)
-	cmd := exec.CommandContext(ctx, t.Path, args...)
+	args = append(args, "--", elfPath)
+	cmd := exec.Command(t.Path, args...)
 	var log tail
 	cmd.Stdout, cmd.Stderr = &log, &log
-	dieWithParent(cmd)
-	if err := cmd.Run(); err != nil {
+	if err := run(ctx, cmd, elfPath, lim); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if errors.Is(err, ErrTimeLimit) || errors.Is(err, ErrMemoryLimit) {
+			return nil, fmt.Errorf("%w%s", err, log.text())
 		}
 		return nil, fmt.Errorf("pahole %s: %w%s", strings.Join(args, " "), err, log.text())
 	}

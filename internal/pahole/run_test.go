@@ -155,3 +155,35 @@ func TestFind(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeOptionLikeName gives pahole files named like its options:
+// each must be read as the file, its BTF holding mod.c's types, never
+// taken as --help (which prints help and writes no BTF) or -V (verbose,
+// and then no file at all).
+func TestEncodeOptionLikeName(t *testing.T) {
+	p := tool(t)
+	obj, err := os.ReadFile(compile(t, "mod", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"--help", "-V", "--version", "-"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), obj, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A relative path, as a caller in the file's directory would pass it.
+		t.Chdir(dir)
+		raw, err := p.Encode(context.Background(), Job{ELF: name})
+		if err != nil {
+			t.Errorf("Encode of a file named %q: %v", name, err)
+			continue
+		}
+		s, err := rawbtf.Parse(raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(t, s); got["btfembed_testmod_state"] != rawbtf.KindStruct {
+			t.Errorf("Encode of a file named %q: BTF without mod.c's types: %v", name, got)
+		}
+	}
+}
