@@ -69,6 +69,9 @@ func readDebArchive(r io.Reader, control *DebControl, data func(r io.Reader, for
 	return nil
 }
 
+// readDebControl reads the control file of control.tar, and the tarball
+// and its compressed stream on to their ends: the stream's checksum is
+// there (finishStream).
 func readDebControl(r io.Reader, format string) (DebControl, error) {
 	var c DebControl
 	dr, err := decompressReader(r, format)
@@ -76,36 +79,51 @@ func readDebControl(r io.Reader, format string) (DebControl, error) {
 		return c, err
 	}
 	defer dr.Close()
+	found := false
 	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return c, errors.New("no control file")
+			break
 		}
 		if err != nil {
 			return c, fmt.Errorf("tar: %w", err)
 		}
-		if path.Clean(strings.TrimPrefix(h.Name, "./")) != "control" {
+		if found || path.Clean(strings.TrimPrefix(h.Name, "./")) != "control" {
 			continue
 		}
-		s := bufio.NewScanner(io.LimitReader(tr, 1<<20))
-		for s.Scan() {
-			k, v, ok := strings.Cut(s.Text(), ":")
-			if !ok || strings.HasPrefix(k, " ") {
-				continue
-			}
-			v = strings.TrimSpace(v)
-			switch k {
-			case "Package":
-				c.Package = v
-			case "Version":
-				c.Version = v
-			case "Architecture":
-				c.Architecture = v
-			}
+		if c, err = parseDebControl(tr); err != nil {
+			return c, err
 		}
-		return c, s.Err()
+		found = true
 	}
+	if !found {
+		return c, errors.New("no control file")
+	}
+	return c, finishStream(dr, format)
+}
+
+// parseDebControl takes the fields DebControl holds from a control file
+// (deb-control(5)), at most its first MiB.
+func parseDebControl(r io.Reader) (DebControl, error) {
+	var c DebControl
+	s := bufio.NewScanner(io.LimitReader(r, 1<<20))
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if !ok || strings.HasPrefix(k, " ") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "Package":
+			c.Package = v
+		case "Version":
+			c.Version = v
+		case "Architecture":
+			c.Architecture = v
+		}
+	}
+	return c, s.Err()
 }
 
 func readDebData(r io.Reader, format string, workers int, c *DebContents) error {
@@ -131,6 +149,9 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		if err := files.add(h.Name, h.Size, tr); err != nil {
 			return err
 		}
+	}
+	if err := finishStream(dr, format); err != nil {
+		return err
 	}
 	found := files.wait()
 	c.Images = append(c.Images, found.Images...)

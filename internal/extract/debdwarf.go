@@ -2,6 +2,7 @@ package extract
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/btfembed/btfembed/internal/kernelarch"
 )
 
 // DWARFFile is a file with DWARF that a debug package holds, streamed to
@@ -98,10 +101,21 @@ func debugModulePath(p string) (release, name string, ok bool) {
 // debug vmlinux files and, unless noModules, its debug modules into dir,
 // under names of its own (never the members' paths), within the caps
 // MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in memory.
+//
+// Each file is checked from its first bytes before it is written: an ELF
+// file of a kernel's type and of the architecture the control file says
+// (which comes before data.tar in a package); a member that is not is an
+// error wrapping ErrUnknownFormat, or ErrArchMismatch, naming it.
 func ReadDebDWARF(r io.Reader, dir string, noModules bool) (*DebDWARF, error) {
 	var d DebDWARF
 	err := readDebArchive(r, &d.Control, func(data io.Reader, format string) error {
-		return readDebDWARFData(data, format, dir, noModules, &d)
+		files := dwarfFiles{dir: dir, noModules: noModules,
+			claim: archClaim{pkg: d.Control.Package, source: "its control file", arch: d.Control.Architecture}}
+		if err := readDebDWARFData(data, format, &files); err != nil {
+			return err
+		}
+		d.VMLinux, d.Modules = files.vmlinux, files.modules
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -109,19 +123,17 @@ func ReadDebDWARF(r io.Reader, dir string, noModules bool) (*DebDWARF, error) {
 	return &d, nil
 }
 
-func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWARF) error {
+func readDebDWARFData(r io.Reader, format string, files *dwarfFiles) error {
 	dr, err := decompressReader(r, format)
 	if err != nil {
 		return err
 	}
 	defer dr.Close()
-	files := dwarfFiles{dir: dir, noModules: noModules}
 	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			d.VMLinux, d.Modules = files.vmlinux, files.modules
-			return nil
+			return finishStream(dr, format)
 		}
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
@@ -135,11 +147,32 @@ func readDebDWARFData(r io.Reader, format, dir string, noModules bool, d *DebDWA
 	}
 }
 
+// archClaim is the architecture a package says its files are for, which
+// its ELF files' machine must agree with: a package saying arm64 and
+// holding an x86-64 vmlinux would otherwise make an arm64 kernel of
+// x86-64 types.
+type archClaim struct {
+	pkg    string // the package's name
+	source string // where it says its architecture: "its control file"
+	arch   string // what it says, in the package's spelling ("amd64")
+}
+
+// check refuses an ELF file of another architecture than the claim's,
+// or any if the claim names none the kernel knows.
+func (c archClaim) check(member string, h elfHead) error {
+	if want, ok := kernelarch.Normalize(c.arch); ok && want == h.Arch {
+		return nil
+	}
+	return fmt.Errorf("%w: package %s: %s says architecture %q, member %s is an ELF file for %s (%v)",
+		ErrArchMismatch, c.pkg, c.source, c.arch, member, h.Arch, h.Machine)
+}
+
 // dwarfFiles streams the debug vmlinux files and modules of a package to
 // disk as its archive streams, under names of its own.
 type dwarfFiles struct {
 	dir       string
 	noModules bool
+	claim     archClaim
 	quota     DiskQuota
 	vmlinux   []DWARFFile
 	modules   []DWARFFile
@@ -147,7 +180,10 @@ type dwarfFiles struct {
 
 // add takes one regular file of the package, named as in the archive,
 // with the size the archive claims, if it is a debug vmlinux or module;
-// other files are left unread.
+// other files are left unread. What the file is, an ELF file of the
+// package's architecture, is checked from its first bytes before any of
+// it is written: a member of zeros that claims 4 GiB is refused after
+// elfHeadSize bytes, not after 4 GiB of disk.
 func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
 	p := memberPath(name)
 	f := DWARFFile{Path: p}
@@ -159,8 +195,20 @@ func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
 	} else {
 		return nil
 	}
+	var head [elfHeadSize]byte
+	n, err := io.ReadFull(r, head[:])
+	if err != nil && int64(n) < size {
+		return fmt.Errorf("member %s: %w", name, noEOF(err))
+	}
+	h, err := readELFHead(head[:n])
+	if err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	if err := d.claim.check(p, h); err != nil {
+		return err
+	}
 	f.File = filepath.Join(d.dir, strconv.Itoa(len(d.vmlinux)+len(d.modules))+".elf")
-	got, err := d.quota.StreamToFile(f.File, r)
+	got, err := d.quota.StreamToFile(f.File, io.MultiReader(bytes.NewReader(head[:n]), r))
 	if err != nil {
 		return fmt.Errorf("member %s: %w", name, err)
 	}

@@ -45,7 +45,7 @@ func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(st
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return finishStream(dr, format)
 		}
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)

@@ -204,8 +204,33 @@ func lz4LegacyBlocks(data []byte) func() ([]byte, error) {
 }
 
 // decompressReader decodes a compressed stream as it is read, for archives
-// too large to hold whole (a package's data.tar).
+// too large to hold whole (a package's data.tar). Its errors name the
+// format (formatError), which the archive reader above passes on.
 func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
+	dr, err := newDecompressReader(r, format)
+	if err != nil || format == FormatNone {
+		return dr, err
+	}
+	return &namedReader{ReadCloser: dr, format: format}, nil
+}
+
+// namedReader prefixes the errors of a decoder other than io.EOF with its
+// format: "tar: zstd: CRC check failed" rather than "tar: CRC check
+// failed".
+type namedReader struct {
+	io.ReadCloser
+	format string
+}
+
+func (n *namedReader) Read(p []byte) (int, error) {
+	m, err := n.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = formatError(n.format, err)
+	}
+	return m, err
+}
+
+func newDecompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 	switch format {
 	case FormatNone:
 		return io.NopCloser(r), nil
@@ -238,6 +263,31 @@ func decompressReader(r io.Reader, format string) (io.ReadCloser, error) {
 		return io.NopCloser(lr), nil
 	}
 	return nil, fmt.Errorf("%w: compression %q of a stream", ErrUnknownFormat, format)
+}
+
+// maxAfterArchive bounds the decompressed bytes read past an archive's
+// end (tar's two zero blocks, cpio's TRAILER!!! entry) to reach the end of
+// its compressed stream: tar pads the archive to its 10 KiB record (GNU
+// tar's default, what dpkg-deb writes), rpm's cpio to 4 bytes. A stream
+// going on for more is refused after costing no more than this.
+const maxAfterArchive = 1 << 20
+
+// finishStream reads a decompressed stream on from its archive's end to
+// the stream's end, at most maxAfterArchive bytes, so that its decoder
+// checks what the format carries there: gzip's CRC-32 and size, xz's
+// block checks, index and stream footer, zstd's frame checksum, bzip2's
+// block and stream CRCs. The archive readers stop at the trailer, and
+// without this a stream corrupt or cut short after it read as good, its
+// corrupt contents with it. The error names the format.
+func finishStream(r io.Reader, format string) error {
+	n, err := io.Copy(io.Discard, io.LimitReader(r, maxAfterArchive+1))
+	if err != nil {
+		return formatError(format, err)
+	}
+	if n > maxAfterArchive {
+		return fmt.Errorf("more than %d KiB after the archive's end", maxAfterArchive>>10)
+	}
+	return nil
 }
 
 // FormatFromExt names the compression a file name's extension says.

@@ -10,5 +10,11 @@
 // Every decoder streams its output against a cap (MaxBTF, MaxImage) and a
 // memory budget shared by all readers (memory.go, docs/threat-model.md),
 // and turns malformed input into an error wrapping ErrNoBTF or
-// ErrUnknownFormat where one applies, never a panic. Package corpus builds on it.
+// ErrUnknownFormat where one applies, never a panic. The archive readers
+// read every compressed stream to its end, past the tar or cpio trailer,
+// so that its checksums are checked, and an RPM's payload against its
+// header's digest (finishStream, rpmdigest.go); a debug package's ELF
+// files are checked from their first bytes, against the package's
+// architecture too (ErrArchMismatch), before they are written to disk.
+// Package corpus builds on it.
 package extract

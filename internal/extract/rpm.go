@@ -73,6 +73,7 @@ type RPMHeader struct {
 type RPM struct {
 	Header RPMHeader
 	r      *bufio.Reader
+	digest *payloadDigest // nil for a package without one
 	read   bool
 }
 
@@ -95,7 +96,7 @@ func OpenRPM(r io.Reader) (*RPM, error) {
 	if err := l.acquire(3 * (int64(il)*rpmEntrySize + int64(dl))); err != nil {
 		return nil, fmt.Errorf("rpm header: %w", err)
 	}
-	h, err := readRPMHeader(io.MultiReader(bytes.NewReader(prefix), br))
+	h, digest, err := readRPMHeader(io.MultiReader(bytes.NewReader(prefix), br))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func OpenRPM(r io.Reader) (*RPM, error) {
 		magic, _ := br.Peek(8)
 		h.Compressor = SniffCompression(magic)
 	}
-	return &RPM{Header: h, r: br}, nil
+	return &RPM{Header: h, r: br, digest: digest}, nil
 }
 
 // rpmSignature reads the lead and the signature header, whose sizes it
@@ -155,17 +156,17 @@ func rpmIntro(br *bufio.Reader, what string, maxTags, maxData uint32) (il, dl ui
 }
 
 // readRPMHeader runs go-rpmutils on headers whose sizes are checked and
-// takes the tags it needs, turning the library's panics on inconsistent
-// tag tables into errors.
-func readRPMHeader(r io.Reader) (h RPMHeader, err error) {
+// takes the tags it needs, the payload digest among them, turning the
+// library's panics on inconsistent tag tables into errors.
+func readRPMHeader(r io.Reader) (h RPMHeader, digest *payloadDigest, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			h, err = RPMHeader{}, fmt.Errorf("rpm header: malformed tag table: %v", p)
+			h, digest, err = RPMHeader{}, nil, fmt.Errorf("rpm header: malformed tag table: %v", p)
 		}
 	}()
 	hdr, err := rpmutils.ReadHeader(r)
 	if err != nil {
-		return h, fmt.Errorf("rpm header: %w", noEOF(err))
+		return h, nil, fmt.Errorf("rpm header: %w", noEOF(err))
 	}
 	tag := func(t int) string {
 		s, err := hdr.GetString(t)
@@ -179,10 +180,10 @@ func readRPMHeader(r io.Reader) (h RPMHeader, err error) {
 		Arch: tag(rpmutils.ARCH), Vendor: tag(rpmutils.VENDOR), SourceRPM: tag(rpmutils.SOURCERPM),
 	}
 	if h.Name == "" {
-		return h, errors.New("rpm header: no package name")
+		return h, nil, errors.New("rpm header: no package name")
 	}
 	if f := tag(rpmutils.PAYLOADFORMAT); f != "" && f != "cpio" {
-		return h, fmt.Errorf("%w: rpm payload format %q", ErrUnknownFormat, f)
+		return h, nil, fmt.Errorf("%w: rpm payload format %q", ErrUnknownFormat, f)
 	}
 	switch c := tag(rpmutils.PAYLOADCOMPRESSOR); c {
 	case "":
@@ -190,20 +191,23 @@ func readRPMHeader(r io.Reader) (h RPMHeader, err error) {
 	case "gzip", "xz", "zstd", "bzip2", "lzma":
 		h.Compressor = c
 	default:
-		return h, fmt.Errorf("%w: rpm payload compression %q", ErrUnknownFormat, c)
+		return h, nil, fmt.Errorf("%w: rpm payload compression %q", ErrUnknownFormat, c)
 	}
-	return h, nil
+	digest, err = readPayloadDigest(hdr)
+	return h, digest, err
 }
 
 // walk calls fn with the name, the size the archive claims and the
-// contents of each regular file of the payload, in archive order. It can
-// be called once.
+// contents of each regular file of the payload, in archive order, then
+// reads the payload to its end: the compressed stream's checksum
+// (finishStream) and the header's payload digest are checked there, and
+// an error comes after fn has seen every file. It can be called once.
 func (p *RPM) walk(fn func(name string, size int64, r io.Reader) error) error {
 	if p.read {
 		return errors.New("rpm payload already read")
 	}
 	p.read = true
-	dr, err := decompressReader(p.r, p.Header.Compressor)
+	dr, err := decompressReader(p.digest.reader(p.r), p.Header.Compressor)
 	if err != nil {
 		return fmt.Errorf("rpm payload: %w", err)
 	}
@@ -222,6 +226,12 @@ func (p *RPM) walk(fn func(name string, size int64, r io.Reader) error) error {
 		if errors.Is(err, io.EOF) {
 			if counted.n-before < cpioHeaderSize {
 				return fmt.Errorf("rpm payload: cpio: %w (no trailer)", io.ErrUnexpectedEOF)
+			}
+			if err := finishStream(counted, p.Header.Compressor); err != nil {
+				return fmt.Errorf("rpm payload: %w", err)
+			}
+			if err := p.digest.verify(p.r); err != nil {
+				return fmt.Errorf("rpm payload: %w", err)
 			}
 			return nil
 		}

@@ -14,9 +14,12 @@ func (h RPMHeader) IsDebuginfo() bool {
 // its debug modules (usr/lib/debug/lib/modules/<release>/**/<name>.ko.debug)
 // into dir, under names of its own (never the members' paths), within
 // the caps MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in
-// memory: a kernel-debuginfo vmlinux is hundreds of MB.
+// memory: a kernel-debuginfo vmlinux is hundreds of MB. As ReadDebDWARF
+// does, it checks each file from its first bytes before writing it: an
+// ELF file of a kernel's type, of the architecture the ARCH tag says.
 func (p *RPM) ReadDWARF(dir string, noModules bool) (vmlinux, modules []DWARFFile, err error) {
-	files := dwarfFiles{dir: dir, noModules: noModules}
+	files := dwarfFiles{dir: dir, noModules: noModules,
+		claim: archClaim{pkg: p.Header.Name, source: "its ARCH tag", arch: p.Header.Arch}}
 	if err := p.walk(files.add); err != nil {
 		return nil, nil, err
 	}

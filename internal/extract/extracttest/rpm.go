@@ -2,7 +2,10 @@ package extracttest
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
@@ -131,6 +134,60 @@ func RPMWithPayload(tb testing.TB, pkg []byte, files ...Section) []byte {
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	_, payload := RPMLayout(pkg)
-	return append(bytes.Clone(pkg[:payload]), Compressors["gzip"](tb, archive.Bytes())...)
+	return RPMSetPayload(tb, pkg, Compressors["gzip"](tb, archive.Bytes()))
+}
+
+// RPM header tags RPMSetPayload updates (rpm's lib/rpmtag.h).
+const (
+	rpmSigSHA1        = 269  // RPMSIGTAG_SHA1: the main header's SHA-1, hex
+	rpmSigSHA256      = 273  // RPMSIGTAG_SHA256: the main header's SHA-256, hex
+	rpmPayloadDigest  = 5092 // RPMTAG_PAYLOADDIGEST: the payload's, hex
+	rpmSignatureStart = 96   // after the lead
+)
+
+// RPMSetPayload returns pkg, a package rpmbuild made, with its payload
+// replaced by payload (as the file is to hold it: compressed), and the
+// digests a reader checks made to match it, as a hostile package would
+// have them: the payload digest in the main header (its algorithm left
+// as rpmbuild wrote it: SHA-256) and the main header's SHA-256 and SHA-1
+// in the signature header. The signature header's MD5 and size of header
+// and payload together, which rpm -K checks, are left as they were.
+func RPMSetPayload(tb testing.TB, pkg, payload []byte) []byte {
+	tb.Helper()
+	header, start := RPMLayout(pkg)
+	b := append(bytes.Clone(pkg[:start]), payload...)
+	sum := sha256.Sum256(payload)
+	if !setRPMTag(tb, b, header, rpmPayloadDigest, hex.EncodeToString(sum[:])) {
+		tb.Fatal("rpm: no payload digest in the main header")
+	}
+	hsum, hsum1 := sha256.Sum256(b[header:start]), sha1.Sum(b[header:start])
+	if !setRPMTag(tb, b, rpmSignatureStart, rpmSigSHA256, hex.EncodeToString(hsum[:])) {
+		tb.Fatal("rpm: no header SHA-256 in the signature header")
+	}
+	setRPMTag(tb, b, rpmSignatureStart, rpmSigSHA1, hex.EncodeToString(hsum1[:]))
+	return b
+}
+
+// setRPMTag overwrites in place the first string of a tag of the header
+// at off (its intro, then index entries of tag, type, offset and count,
+// then the data) with s, which must be as long, and tells whether the
+// header has the tag.
+func setRPMTag(tb testing.TB, b []byte, off int, tag uint32, s string) bool {
+	tb.Helper()
+	be := binary.BigEndian
+	entries := int(be.Uint32(b[off+8:]))
+	data := off + 16 + entries*16
+	for i := range entries {
+		e := b[off+16+i*16:]
+		if be.Uint32(e) != tag {
+			continue
+		}
+		at := data + int(be.Uint32(e[8:]))
+		if n := bytes.IndexByte(b[at:], 0); n != len(s) {
+			tb.Fatalf("rpm: tag %d holds %d bytes, not %d", tag, n, len(s))
+		}
+		copy(b[at:], s)
+		return true
+	}
+	return false
 }
