@@ -17,6 +17,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -59,8 +60,9 @@ type kernelCache struct {
 	// rebuilt from the cache.
 	pending, hits sync.Map
 
-	// verify is Args.CacheVerify: every result hit is checked by the
-	// oracle against the kernel's full BTF, read from the corpus.
+	// verify is Args.CacheVerify: every kernel is read from the corpus
+	// and processed, and a result hit must give the same output
+	// (checkHit).
 	verify bool
 
 	resultHits, btfHits atomic.Int64
@@ -196,9 +198,10 @@ func (kc *kernelCache) readEntry(e *corpus.Entry) (*corpus.Kernel, []error) {
 				case err != nil:
 					kc.c.Warn("cache: result of %s (%s) not used: %v; recomputed", e.Key, e.Path, err)
 				case kc.verify:
-					// The kernel's cached BTF is no more trusted than
-					// the result: the oracle's reference is read from
-					// the corpus.
+					// The kernel is processed, and the result must
+					// equal the cached one (checkHit); its cached BTF
+					// is no more trusted than the result: it is read
+					// from the corpus.
 					k, errs := e.Read()
 					if k != nil && len(errs) == 0 {
 						kc.hits.Store(e.Path, kr)
@@ -261,41 +264,96 @@ func storedRaw(k *corpus.Kernel) bool {
 	return err == nil && st.Size() == int64(len(k.VMLinux))
 }
 
-// cached returns the result readEntry rebuilt for k. In verify mode, it
-// is first checked by the oracle against k's full BTF; one that fails is
-// a miss, with a warning.
-func (o *objects) cached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, bool) {
+// hit returns the result readEntry rebuilt for k from the cache, or nil.
+func (kc *kernelCache) hit(k *corpus.Kernel) *kernelResult {
 	v, ok := kc.hits.LoadAndDelete(k.Path)
 	if !ok {
-		return nil, false
+		return nil
 	}
-	kr := v.(*kernelResult)
-	if kc.verify {
-		if err := o.reverify(k, kr); err != nil {
-			kc.c.Warn("cache: result of %s (%s) fails verification against the full BTF, recomputed: %v", k.Key, k.Path, err)
-			return nil, false
-		}
-		kc.pending.Delete(k.Path)
-	}
-	kc.resultHits.Add(1)
-	return kr, true
+	return v.(*kernelResult)
 }
 
-// reverify is the oracle on a cached result: every program's fixups
-// against the cached entry equal those against the kernel's full BTF, all
-// its modules (those that offer no candidate change no fixup).
-func (o *objects) reverify(k *corpus.Kernel, kr *kernelResult) error {
-	if !sameKernel(kr.entry.Key, k.Key) {
-		return fmt.Errorf("the entry is kernel %s's", kr.entry.Key)
+// checkHit is verify mode's check of a cached result: fresh is k's result
+// computed from its BTF read from the corpus, and the cached one must
+// give the same output, the entry embedded and the report's rows. The
+// oracle on the cached blobs alone did not cover what the predictions
+// and rows are made of (kernel facts, refused programs' reasons,
+// relocation outcomes, sizes): issue 33's entry kept 6.1.0-47's genuine
+// BTF and forged its bpf_func_id enum, which flipped 9 programs to fails.
+// Checking each of those against the full BTF costs what computing them
+// does (matching, the oracle, the prediction; minimization and
+// distillation are a few percent of a kernel), so they are computed. A
+// result that differs is replaced by fresh, with a warning.
+func (kc *kernelCache) checkHit(o *objects, k *corpus.Kernel, cached, fresh *kernelResult) {
+	if diff := resultDiff(cached, fresh); diff != "" {
+		kc.c.Warn("cache: result of %s (%s) fails verification against the full BTF, recomputed: %s", k.Key, k.Path, diff)
+		kc.store(o, k, fresh)
+		return
 	}
-	full, err := fullTargets(k, k.Modules)
-	if err != nil {
-		return err
+	kc.pending.Delete(k.Path) // the entry is right: not written again
+	kc.resultHits.Add(1)
+}
+
+// resultDiff says where a cached result's output first differs from the
+// one computed from the corpus, "" if nowhere. Strings from the cache
+// are escaped: in verify mode, the cache is untrusted input.
+func resultDiff(cached, fresh *kernelResult) string {
+	c, f := &cached.entry, &fresh.entry
+	switch {
+	case c.Key != f.Key:
+		return fmt.Sprintf("kernel %s, computed %s", c.Key, f.Key)
+	case !bytes.Equal(c.VMLinux, f.VMLinux):
+		return "minimized vmlinux BTF"
+	case !slices.EqualFunc(c.Modules, f.Modules, func(a, b encode.Module) bool {
+		return a.Name == b.Name && bytes.Equal(a.Base, b.Base) && bytes.Equal(a.Split, b.Split)
+	}):
+		return "module BTF"
 	}
-	// Without the raw BTF to count candidates, the oracle asks every
-	// program whole.
-	_, err = o.verify(full, nil, &kr.entry, nil)
-	return err
+	cr, fr := &cached.report, &fresh.report
+	switch {
+	case cr.Types != fr.Types || cr.Bytes != fr.Bytes:
+		return fmt.Sprintf("vmlinux BTF of %d types, %d bytes; computed %d, %d", cr.Types, cr.Bytes, fr.Types, fr.Bytes)
+	case !slices.Equal(cr.Modules, fr.Modules):
+		return "module sizes"
+	case cr.Path != fr.Path || !slices.Equal(cr.Objects, fr.Objects):
+		return "kernel path or objects"
+	case len(cr.Programs) != len(fr.Programs):
+		return fmt.Sprintf("%d program rows, computed %d", len(cr.Programs), len(fr.Programs))
+	case len(cr.Unresolved) != len(fr.Unresolved) || len(cr.KernelTypeIDs) != len(fr.KernelTypeIDs):
+		return fmt.Sprintf("%d unresolved and %d kernel type ID relocation rows, computed %d and %d",
+			len(cr.Unresolved), len(cr.KernelTypeIDs), len(fr.Unresolved), len(fr.KernelTypeIDs))
+	}
+	for i, p := range cr.Programs {
+		if q := fr.Programs[i]; !sameProgram(p, q) {
+			return fmt.Sprintf("program %s %s: %s, computed %s", safetext.Escape(p.Object), safetext.Escape(p.Program), verdictText(p), verdictText(q))
+		}
+	}
+	for _, rows := range [][2][]RelocationReport{{cr.Unresolved, fr.Unresolved}, {cr.KernelTypeIDs, fr.KernelTypeIDs}} {
+		for i, r := range rows[0] {
+			if q := rows[1][i]; r != q {
+				return fmt.Sprintf("relocation %s %s+%d: %s, computed %s", safetext.Escape(r.Object), safetext.Escape(r.Section), r.InsnOff,
+					relocationText(r), relocationText(q))
+			}
+		}
+	}
+	return ""
+}
+
+// relocationText is a relocation row's status and reason, escaped.
+func relocationText(r RelocationReport) string {
+	if r.Reason == "" {
+		return orDash(safetext.Escape(r.Status))
+	}
+	return safetext.Escape(r.Status + ": " + r.Reason)
+}
+
+// verdictText is a program row's verdict, reason kind and first reason,
+// escaped.
+func verdictText(p ProgramReport) string {
+	if len(p.Reasons) == 0 {
+		return safetext.Escape(p.Verdict)
+	}
+	return safetext.Escape(fmt.Sprintf("%s (%s: %s)", p.Verdict, p.Reason, p.Reasons[0]))
 }
 
 // store caches a verified result of a kernel readEntry read.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -115,60 +116,156 @@ func TestCacheSwapped(t *testing.T) {
 	warned(t, res, "another key")
 }
 
-// TestCacheForged is issue 18's forgery: a result entry carrying 6.12's
-// BTF under 6.1.0-47's key, with its key and checksums right, as anyone
-// who can write the cache can make it. The default mode trusts the cache
-// owner and is fooled (a bound that needs the next test's mode); the
-// verify mode checks it with the oracle against 6.1.0-47's full BTF,
-// recomputes it with a warning and gives the uncached output.
+// TestCacheForged: result entries of 6.1.0-47 rewritten with their key
+// and checksums right, as anyone who can write the cache can make them.
+// The default mode trusts the cache owner and is fooled by each (a bound
+// that needs the verify mode); the verify mode recomputes the result from
+// the kernel read from the corpus, warns, and gives the uncached output,
+// payload and report. Issue 18 forged the BTF (6.12's under 6.1.0-47's
+// key); issue 33 kept the genuine BTF, which the oracle accepts, and
+// forged what the predictions and the report rows are made of: the kernel
+// facts (a bpf_func_id enum of one helper flips 9 programs from loads to
+// fails, which an agent's Prune then drops), the reasons of a program
+// cilium/ebpf refused, a relocation's outcome, the sizes.
 func TestCacheForged(t *testing.T) {
+	const victim, donor = "6.1.0-47-amd64", "6.12.118+deb12-amd64"
+	for _, tc := range []struct {
+		name  string
+		forge func(t *testing.T, cr *cachedResult, entries map[string]resultEntry, set *relocationSet)
+	}{
+		{"6.12's BTF", func(t *testing.T, cr *cachedResult, entries map[string]resultEntry, _ *relocationSet) {
+			key := cr.Key
+			*cr = entries[donor].cr
+			cr.Key = key
+		}},
+		{"kernel facts", func(t *testing.T, cr *cachedResult, _ map[string]resultEntry, _ *relocationSet) {
+			facts := *cr.Facts
+			facts.FuncIDs = facts.FuncIDs[:1]
+			cr.Facts = &facts
+		}},
+		{"refused program", func(t *testing.T, cr *cachedResult, _ map[string]resultEntry, set *relocationSet) {
+			// Every program's key: those that relocate are not refused.
+			for i := range set.program {
+				for _, key := range set.program[i] {
+					if _, ok := cr.Refused[key]; !ok {
+						cr.Refused[key] = []string{"forged: \x1b[2Jrefused"}
+					}
+				}
+			}
+		}},
+		{"relocation outcome", func(t *testing.T, cr *cachedResult, _ map[string]resultEntry, _ *relocationSet) {
+			for key, out := range cr.Outcomes {
+				if !out.Unresolved {
+					cr.Outcomes[key] = cachedOutcome{Unresolved: true, Status: "absent", Reason: "forged"}
+				}
+			}
+		}},
+		{"sizes", func(t *testing.T, cr *cachedResult, _ map[string]resultEntry, _ *relocationSet) { cr.Types++ }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := trustArgs(t, dir)
+			want := runResult(t, Args{Objects: args.Objects, Corpus: args.Corpus, Arch: args.Arch, Kernels: args.Kernels})
+			runResult(t, args)
+			entries := resultEntries(t, dir)
+			v := entries[victim]
+			if v.path == "" || entries[donor].path == "" {
+				t.Fatalf("result entries of %s and %s not found: %v", victim, donor, entries)
+			}
+			forged := resultEntries(t, dir)[victim].cr // decoded again: forge changes its maps
+			tc.forge(t, &forged, entries, x86Set(t, args.Objects))
+			put := putEntry(t, dir, v.key, &forged)
+
+			dropWholeRuns(t, dir)
+			put()
+			if sameOutputs(t, runResult(t, args), want) {
+				t.Fatal("default mode: the forged entry changed nothing; the test forges nothing")
+			}
+
+			put()
+			args.CacheVerify = true
+			res := runResult(t, args)
+			if !sameOutputs(t, res, want) {
+				t.Error("verify mode: the output differs from the run without cache")
+			}
+			warned(t, res, "fails verification against the full BTF")
+			if res.Report.CachedResults != 2 {
+				t.Errorf("verify mode: %d results from the cache, want the 2 genuine ones", res.Report.CachedResults)
+			}
+			// The recomputed result replaced the forged one.
+			if got := resultEntries(t, dir)[victim].cr; !reflect.DeepEqual(got, v.cr) {
+				t.Error("verify mode left the forged entry in the cache")
+			}
+		})
+	}
+}
+
+// TestCacheForgedPayload: the encoded payload is cached too, keyed by
+// the entries: a forged one is bytes no oracle checks, so verify mode
+// encodes again.
+func TestCacheForgedPayload(t *testing.T) {
 	dir := t.TempDir()
 	args := trustArgs(t, dir)
-	want := runResult(t, Args{Objects: args.Objects, Corpus: args.Corpus, Arch: args.Arch, Kernels: args.Kernels})
-	runResult(t, args)
-	entries := resultEntries(t, dir)
-	victim, donor := entries["6.1.0-47-amd64"], entries["6.12.118+deb12-amd64"]
-	forged := donor.cr
-	forged.Key = victim.cr.Key
+	want := runResult(t, args)
+	kc, err := openKernelCache(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc.storePayload(want.entries, []byte("BTFEMBED forged payload"))
+	args.CacheVerify = true
+	if got := payloadOf(t, runResult(t, args)); !bytes.Equal(got, payloadOf(t, want)) {
+		t.Errorf("verify mode embedded a forged payload entry: %q", got[:min(len(got), 32)])
+	}
+}
+
+// x86Set is the relocation set of the objects as a run pairs them with
+// the x86_64 kernels (all the little-endian testdata objects).
+func x86Set(t *testing.T, objs []string) *relocationSet {
+	t.Helper()
+	o, err := loadObjects(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := newRelocationSet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// putEntry returns a function that stores cr under key in the cache in
+// dir, with its checksum right.
+func putEntry(t *testing.T, dir string, key cache.Key, cr *cachedResult) func() {
+	t.Helper()
 	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(&forged); err != nil {
+	if err := gob.NewEncoder(&b).Encode(cr); err != nil {
 		t.Fatal(err)
 	}
 	c, err := cache.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	put := func() {
-		if err := c.Put(victim.key, b.Bytes()); err != nil {
+	return func() {
+		t.Helper()
+		if err := c.Put(key, b.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
 
-	dropWholeRuns(t, dir)
-	put()
-	if res := runResult(t, args); bytes.Equal(payloadOf(t, res), payloadOf(t, want)) {
-		t.Error("default mode: the forged entry changed nothing; the test forges nothing")
+// sameOutputs reports whether two runs wrote the same payload and JSON
+// report.
+func sameOutputs(t *testing.T, a, b *Result) bool {
+	t.Helper()
+	out := func(r *Result) []byte {
+		p := payloadOf(t, r) // first: it completes the report
+		var js bytes.Buffer
+		if err := r.Report.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		return append(p, js.Bytes()...)
 	}
-
-	put()
-	args.CacheVerify = true
-	res := runResult(t, args)
-	samePayload(t, res, want)
-	warned(t, res, "fails verification against the full BTF")
-	if res.Report.CachedResults != 2 {
-		t.Errorf("verify mode: %d results from the cache, want the 2 genuine ones", res.Report.CachedResults)
-	}
-
-	// The encoded payload is cached too, keyed by the entries: a forged
-	// one is bytes no oracle checks, so verify mode encodes again.
-	kc, err := openKernelCache(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc.storePayload(want.entries, []byte("BTFEMBED forged payload"))
-	if got := payloadOf(t, runResult(t, args)); !bytes.Equal(got, payloadOf(t, want)) {
-		t.Errorf("verify mode embedded a forged payload entry: %q", got[:min(len(got), 32)])
-	}
+	return bytes.Equal(out(a), out(b))
 }
 
 // TestCacheUnusable: whatever is wrong with the cache directory, the run

@@ -54,11 +54,12 @@ type Args struct {
 	CacheDir string
 	// CacheVerify is the mode for a cache restored across a trust
 	// boundary (a CI cache another branch could have written): every
-	// result taken from the cache is checked by the oracle against the
-	// kernel's full BTF, read from the corpus, as a freshly computed one
-	// is; a result that fails is recomputed, with a warning. It costs
-	// reading and decompressing each kernel and the oracle's relocations
-	// (see docs/cache.md); the command sets it from
+	// kernel is read from the corpus and processed as without the cache,
+	// and a result the cache holds for it must give the same output
+	// (embedded BTF, load predictions, report rows and sizes); one that
+	// does not is replaced, with a warning. Neither a cached kernel BTF
+	// nor a cached payload is used. So it costs what a run without the
+	// cache costs (see docs/cache.md); the command sets it from
 	// $BTFEMBED_CACHE_VERIFY.
 	CacheVerify bool
 	// Shard and Shards process only the kernels of one shard out of

@@ -83,23 +83,29 @@ type kernelResult struct {
 
 // processCached is process through the cache: a kernel whose result the
 // cache holds is not processed, and a new result is stored once it is
-// verified. kc may be nil.
+// verified. In verify mode every kernel is processed, and a result the
+// cache holds must equal it (checkHit). kc may be nil.
 //
 // The result it returns no longer holds what only the cache needs, even
 // without a cache: Match's result refers to the kernel's full BTF, so
 // keeping it until the payload is written held every kernel's raw BTF
 // (about 4.5 MB each) for the whole run.
 func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResult, error) {
+	var hit *kernelResult
 	if kc != nil {
-		if kr, ok := o.cached(kc, k); ok {
-			return kr, nil
+		if hit = kc.hit(k); hit != nil && !kc.verify {
+			kc.resultHits.Add(1)
+			return hit, nil
 		}
 	}
 	kr, err := o.process(k)
 	if err != nil {
 		return nil, err
 	}
-	if kc != nil {
+	switch {
+	case hit != nil:
+		kc.checkHit(o, k, hit, kr)
+	case kc != nil:
 		kc.store(o, k, kr)
 	}
 	kr.match, kr.typeIDs, kr.unrelocated, kr.facts = nil, nil, nil, nil

@@ -30,6 +30,9 @@ type part struct {
 	Meta    []byte
 	Kernels []partKernel
 	Skipped []Skipped
+	// rows counts the kernels' report rows, each kernel's lists once
+	// for it (fromWire).
+	rows int
 }
 
 type partKernel struct {
@@ -91,6 +94,9 @@ func readPart(name string, data []byte) (*part, error) {
 	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
 		return nil, fmt.Errorf("%w: %s is damaged (checksum mismatch)", ErrPart, name)
 	}
+	if err := checkPartSize(body[len(partMagic):]); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrPart, name, err)
+	}
 	var w partWire
 	if err := json.Unmarshal(body[len(partMagic):], &w); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPart, name, err)
@@ -111,8 +117,11 @@ type Part struct {
 // Merge joins the parts that Generate's shards wrote into the payload and
 // report one unsharded run gives, byte for byte. Every shard of the split
 // must be there once, and all must have been run on the same objects and
-// carry the same meta, which it returns. A part is untrusted input: every
-// kernel in it is checked (checkPartKernel) before it is embedded.
+// carry the same meta, which it returns. A part is untrusted input: what
+// decoding it would take is bounded before it is decoded (checkPartSize),
+// the report rows of its kernels are counted (countRows), and every
+// kernel in it is checked (checkPartKernel), with its rows' words
+// (vocabulary), before it is embedded.
 func Merge(parts []Part) (*Result, []byte, error) {
 	start := time.Now()
 	if len(parts) == 0 {
@@ -124,6 +133,8 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		skipped []Skipped
 		seen    = map[int]string{}
 		share   = newSharer(false)
+		words   = newVocabulary()
+		rows    int
 	)
 	for _, in := range parts {
 		p, err := readPart(in.Name, in.Data)
@@ -145,8 +156,14 @@ func Merge(parts []Part) (*Result, []byte, error) {
 			return nil, nil, fmt.Errorf("%w: shard %d/%d given twice: %s and %s", ErrPart, p.Shard, p.Shards, prev, in.Name)
 		}
 		seen[p.Shard] = in.Name
+		if rows += p.rows; rows > maxRows {
+			return nil, nil, fmt.Errorf("%w: %s: the parts' kernels hold more than %d report rows together (%d with this part)", ErrPart, in.Name, maxRows, rows)
+		}
 		for _, k := range p.Kernels {
 			if err := checkPartKernel(&k); err != nil {
+				return nil, nil, fmt.Errorf("%w: %s: %w", ErrPart, in.Name, err)
+			}
+			if err := words.check(&k.Report); err != nil {
 				return nil, nil, fmt.Errorf("%w: %s: %w", ErrPart, in.Name, err)
 			}
 			kr := &kernelResult{entry: k.Entry, report: k.Report}

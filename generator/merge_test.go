@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -217,5 +219,94 @@ func TestMergeWireNumbers(t *testing.T) {
 				t.Fatalf("error %v, want ErrPart saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestMergeCraftedText is issue 33's crafted report rows: a part is
+// untrusted input, and the words and text of its rows reached the JSON
+// report, the payload's verdicts and the terminal as they were. A verdict
+// or kind outside the report's words is refused; free text (reasons,
+// program and object names, guarded misses) is accepted, and the table
+// and errors print it escaped: an escape sequence cannot clear the
+// screen, a newline cannot forge a line.
+func TestMergeCraftedText(t *testing.T) {
+	good := shardParts(t, testObjects(t), 1)[0]
+	const hostile = "\x1b[2J\x1b[H\rFORGED\nFORGED: all programs load\x07"
+	for _, tc := range []struct {
+		name, want string // want "": merged, and printed escaped
+		craft      func(r *KernelReport)
+	}{
+		{"verdict outside the words", `verdict "explodes"`, func(r *KernelReport) { r.Programs[0].Verdict = "explodes" }},
+		{"hostile verdict", "verdict", func(r *KernelReport) { r.Programs[0].Verdict = hostile }},
+		{"reason kind outside the words", "reason kind", func(r *KernelReport) {
+			r.Programs[0].Verdict, r.Programs[0].Reason, r.Programs[0].Reasons = VerdictFails, "boom"+hostile, []string{"x"}
+		}},
+		{"relocation status outside the words", "status", func(r *KernelReport) { r.Unresolved[0].Status = "explodes" }},
+		{"relocation kind outside the words", "kind", func(r *KernelReport) { r.KernelTypeIDs[0].Kind = hostile }},
+		{"hostile text", "", func(r *KernelReport) {
+			p := &r.Programs[0]
+			p.Program, p.Verdict, p.Reason = "prog"+hostile, VerdictFails, string(predict.KindHelper)
+			p.Reasons, p.Guarded = []string{hostile, "second " + hostile}, []string{hostile}
+			u := &r.Unresolved[0]
+			u.Function, u.Field, u.Reason = hostile, hostile, hostile
+			r.KernelTypeIDs[0].Type = hostile
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := readPart(good.Name, good.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A kernel with unresolved relocations and kernel type IDs.
+			i := slices.IndexFunc(p.Kernels, func(k partKernel) bool {
+				return len(k.Report.Unresolved) > 0 && len(k.Report.KernelTypeIDs) > 0
+			})
+			if i < 0 {
+				t.Fatal("no kernel with unresolved relocations and kernel type IDs in the part")
+			}
+			r := &p.Kernels[i].Report
+			r.Programs, r.Unresolved, r.KernelTypeIDs = slices.Clone(r.Programs), slices.Clone(r.Unresolved), slices.Clone(r.KernelTypeIDs)
+			tc.craft(r)
+			data, err := p.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _, err := Merge([]Part{{Name: "crafted", Data: data}})
+			if tc.want != "" {
+				if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "crafted") {
+					t.Fatalf("error %v, want ErrPart naming the part and saying %s", err, tc.want)
+				}
+				printable(t, "error", err.Error())
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, verbose := range []bool{false, true} {
+				var b strings.Builder
+				if err := res.Report.WriteTable(&b, &TableOptions{Verbose: verbose}); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(b.String(), `\x1b[2J`) {
+					t.Errorf("verbose %v: the table does not show the crafted text escaped:\n%s", verbose, b.String())
+				}
+				printable(t, fmt.Sprintf("table (verbose %v)", verbose), b.String())
+			}
+			printable(t, "CheckLoadable", res.Report.CheckLoadable().Error())
+		})
+	}
+}
+
+// printable fails unless s holds no control character but newlines and
+// no line that the crafted text forged.
+func printable(t *testing.T, what, s string) {
+	t.Helper()
+	if i := strings.IndexFunc(s, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }); i >= 0 {
+		t.Errorf("%s prints control character %q: %q", what, s[i], s[max(0, i-40):min(len(s), i+40)])
+	}
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, "FORGED") {
+			t.Errorf("%s has a forged line: %q", what, line)
+		}
 	}
 }

@@ -3,11 +3,14 @@ package generator
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -88,6 +91,57 @@ func withinBudget(e *encode.Entry) error {
 	}
 	if total > payload.DefaultBudget {
 		return fmt.Errorf("kernel %s: %d bytes of BTF, more than the runtime's decode budget of %d", e.Key, total, payload.DefaultBudget)
+	}
+	return nil
+}
+
+// vocabulary checks that report rows read from a part use the report's
+// words: a program's verdict is a predict.Verdict's and its reason a
+// predict.Kind (docs/predictions.md), a relocation's kind a
+// corereloc.Kind's and an unresolved one's status one statusWord gives.
+// btfembed writes no other; a crafted part could put any word into the
+// JSON report and the payload's verdicts (issue 33: "explodes"). It
+// remembers the lists it accepted by their first row: a part holds each
+// distinct list once and its kernels share them, so each is checked once.
+type vocabulary struct {
+	programs            map[*ProgramReport]bool
+	unresolved, typeIDs map[*RelocationReport]bool
+}
+
+func newVocabulary() *vocabulary {
+	return &vocabulary{programs: map[*ProgramReport]bool{}, unresolved: map[*RelocationReport]bool{}, typeIDs: map[*RelocationReport]bool{}}
+}
+
+// check checks r's rows.
+func (v *vocabulary) check(r *KernelReport) error {
+	if len(r.Programs) > 0 && !v.programs[&r.Programs[0]] {
+		for _, p := range r.Programs {
+			switch {
+			case !slices.Contains(verdictWords, p.Verdict):
+				return fmt.Errorf("kernel %s: program %s %s: verdict %q is none of %s", r.key(),
+					safetext.Escape(p.Object), safetext.Escape(p.Program), p.Verdict, strings.Join(verdictWords, ", "))
+			case p.Reason != "" && !slices.Contains(reasonKinds, predict.Kind(p.Reason)):
+				return fmt.Errorf("kernel %s: program %s %s: reason kind %q is not one of predict's (docs/predictions.md)", r.key(),
+					safetext.Escape(p.Object), safetext.Escape(p.Program), p.Reason)
+			}
+		}
+		v.programs[&r.Programs[0]] = true
+	}
+	for _, rows := range []struct {
+		list     []RelocationReport
+		seen     map[*RelocationReport]bool
+		statuses []string
+	}{{r.Unresolved, v.unresolved, statusWords}, {r.KernelTypeIDs, v.typeIDs, []string{""}}} {
+		if len(rows.list) == 0 || rows.seen[&rows.list[0]] {
+			continue
+		}
+		for _, u := range rows.list {
+			if !slices.Contains(relocationKinds, u.Kind) || !slices.Contains(rows.statuses, u.Status) {
+				return fmt.Errorf("kernel %s: relocation %s %s+%d: kind %q or status %q is none of the report's", r.key(),
+					safetext.Escape(u.Object), safetext.Escape(u.Section), u.InsnOff, u.Kind, u.Status)
+			}
+		}
+		rows.seen[&rows.list[0]] = true
 	}
 	return nil
 }

@@ -100,6 +100,9 @@ func (w *partWire) fromWire() (*part, error) {
 		}
 		return w.Blobs[n-1], nil
 	}
+	if err := w.countRows(p); err != nil {
+		return nil, err
+	}
 	for _, kw := range w.Kernels {
 		k := partKernel{Entry: encode.Entry{Key: kw.Key}, Report: kw.Report}
 		var err error
@@ -128,6 +131,34 @@ func (w *partWire) fromWire() (*part, error) {
 		p.Kernels = append(p.Kernels, k)
 	}
 	return p, nil
+}
+
+// countRows counts the rows of the kernels' lists into p.rows, each list
+// once for every kernel that refers to it: what the merged report writes.
+// It refuses a kernel with more than maxKernelRows, or a part with more
+// than maxRows, before anything is made of them.
+func (w *partWire) countRows(p *part) error {
+	for _, kw := range w.Kernels {
+		programs, err := list(w.Programs, kw.Rows[0])
+		if err != nil {
+			return err
+		}
+		n := len(programs)
+		for _, num := range kw.Rows[1:] {
+			relocs, err := list(w.Relocations, num)
+			if err != nil {
+				return err
+			}
+			n += len(relocs)
+		}
+		if n > maxKernelRows {
+			return fmt.Errorf("kernel %s: %d report rows, more than %d", kw.Key, n, maxKernelRows)
+		}
+		if p.rows += n; p.rows > maxRows {
+			return fmt.Errorf("more than %d report rows", maxRows)
+		}
+	}
+	return nil
 }
 
 func list[T any](lists [][]T, n int) ([]T, error) {

@@ -32,10 +32,11 @@ type Report struct {
 	Blobs        int           `json:"blobs"`
 	PayloadBytes int           `json:"payload_bytes"`
 	Duration     time.Duration `json:"-"`
-	// CachedResults counts kernels whose result came from the cache,
-	// CachedBTF kernels whose BTF did (and were minimized and verified
-	// again). Neither is in the JSON, which is the same with a cache
-	// or without.
+	// CachedResults counts kernels whose result came from the cache (in
+	// verify mode: whose cached result the one computed again
+	// confirmed), CachedBTF kernels whose BTF did (and were minimized
+	// and verified again). Neither is in the JSON, which is the same
+	// with a cache or without.
 	CachedResults int `json:"-"`
 	CachedBTF     int `json:"-"`
 }
@@ -156,6 +157,20 @@ func report(k kernelkey.Key, path string, objects []string, types, bytes int, ro
 	return kr
 }
 
+// statusWords are the statuses statusWord gives an unresolved
+// relocation, the only ones a report's Unresolved rows hold.
+var statusWords = []string{"absent", "poisoned", corereloc.Ambiguous.String(), corereloc.Failed.String()}
+
+// relocationKinds are the names of corereloc.Kind, the only kinds a
+// report's relocation rows hold.
+var relocationKinds = func() []string {
+	var kinds []string
+	for k := corereloc.Kind(0); !strings.HasPrefix(k.String(), "Kind("); k++ {
+		kinds = append(kinds, k.String())
+	}
+	return kinds
+}()
+
 // statusWord says what an unresolved relocation does to its program.
 func statusWord(out corereloc.Outcome) string {
 	switch {
@@ -193,7 +208,7 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 	for _, k := range r.Kernels {
 		mods := make([]string, len(k.Modules))
 		for i, m := range k.Modules {
-			mods[i] = m.Name
+			mods[i] = esc(m.Name)
 		}
 		notLoading := 0
 		for _, p := range k.Programs {
@@ -241,10 +256,10 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 			// Program (function) and field path, as the Why section names
 			// them; the section and offset follow for the disassembly.
 			fmt.Fprintf(w, "  %s %s: %s: %s on %d/%d kernels (%s; %s+%d)",
-				u.Object, orDash(u.Function), u.Field, u.Status,
-				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4), u.Section, u.InsnOff)
+				esc(u.Object), orDash(esc(u.Function)), esc(u.Field), esc(u.Status),
+				len(f.kernels), r.checkedOn(u.Object), abbreviate(f.kernels, 4), esc(u.Section), u.InsnOff)
 			if u.Reason != "" {
-				fmt.Fprintf(w, ": %s", u.Reason)
+				fmt.Fprintf(w, ": %s", esc(u.Reason))
 			}
 			fmt.Fprintln(w)
 		}
@@ -252,17 +267,24 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 	if len(kernelIDs) > 0 {
 		fmt.Fprintln(w, "\nThese relocations ask for the running kernel's type IDs (bpf_core_type_id_kernel); embedded BTF cannot serve them, so their programs need the kernel's own BTF:")
 		for _, u := range slices.SortedFunc(maps.Keys(kernelIDs), compareRelocations) {
-			fmt.Fprintf(w, "  %s %s+%d: %s %s\n", u.Object, u.Section, u.InsnOff, u.Kind, u.Type)
+			fmt.Fprintf(w, "  %s %s+%d: %s %s\n", esc(u.Object), esc(u.Section), u.InsnOff, esc(u.Kind), esc(u.Type))
 		}
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "\n%d corpus entries skipped:\n", len(r.Skipped))
 		for _, s := range r.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", safetext.Escape(s.Path), safetext.Escape(s.Error))
+			fmt.Fprintf(w, "  %s: %s\n", esc(s.Path), esc(s.Error))
 		}
 	}
 	return nil
 }
+
+// esc is safetext.Escape: every string the table prints from the report
+// is escaped, as a report may come from parts (Merge), which are
+// untrusted input, and a terminal interprets control characters: a
+// reason holding "\x1b[2J" cleared the screen, one holding a newline
+// forged a line of the report.
+func esc(s string) string { return safetext.Escape(s) }
 
 // checkedOn counts the kernels an object was checked against: those of
 // the architectures it pairs with.

@@ -53,6 +53,26 @@ const (
 	VerdictUnknown = "unknown"
 )
 
+// verdictWords are the words of predict.Verdict, the only verdicts a
+// report holds: Merge refuses a part with another one.
+var verdictWords = func() []string {
+	var words []string
+	for v := predict.Verdict(0); !strings.HasPrefix(v.String(), "Verdict("); v++ {
+		words = append(words, v.String())
+	}
+	return words
+}()
+
+// reasonKinds are the kinds of predict.Kind (docs/predictions.md, "Reason
+// kinds"), the only words ProgramReport.Reason and the payload's verdicts
+// carry: Merge refuses a part with another one. internal/predict lists
+// them only as constants; TestReportWords checks this list against them.
+var reasonKinds = []predict.Kind{
+	predict.KindCORE, predict.KindHelper, predict.KindMapType, predict.KindProgType, predict.KindAttachType,
+	predict.KindKfunc, predict.KindGlobalData, predict.KindBTFIDAttach, predict.KindCtxAccess, predict.KindCall,
+	predict.KindJIT, predict.KindAnalysis,
+}
+
 // predict predicts every program on one kernel, relocated against its
 // BTF, into each object's rows. targets is the full BTF, or the embedded
 // BTF (equal for every fixup: the oracle checked that) with typeIDs
@@ -140,6 +160,9 @@ func (r *Report) CheckLoadable() error {
 		verb := "fail"
 		if len(programs) == 1 {
 			verb = "fails"
+		}
+		for i, p := range programs {
+			programs[i] = esc(p) // read from parts by Merge: printed by the command
 		}
 		return fmt.Errorf("%w: %s %s on %d of %s: %s", ErrUnloadable, plural.Count(len(programs), "program"), verb,
 			kernels, plural.Count(len(r.Kernels), "kernel"), abbreviate(programs, 4))
@@ -263,7 +286,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		}
 		fmt.Fprintln(tw)
 		for _, id := range rows {
-			fmt.Fprintf(tw, "%s\t%s", objects[id], id.program)
+			fmt.Fprintf(tw, "%s\t%s", esc(objects[id]), esc(id.program))
 			for _, g := range groups {
 				v := VerdictLoads
 				if p, ok := g.verdict[id]; ok {
@@ -271,7 +294,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 				} else if !g.checked[id] {
 					v = "-" // the object is not checked on these kernels
 				}
-				fmt.Fprintf(tw, "\t%s", cell(v, compact))
+				fmt.Fprintf(tw, "\t%s", esc(cell(v, compact)))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -307,12 +330,12 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 					labels[i] = g.label
 				}
 				p := gs[0].verdict[id]
-				fmt.Fprintf(w, "  %s %s on %s: %s\n", objects[id], id.program, strings.Join(labels, ", "), p.Verdict)
+				fmt.Fprintf(w, "  %s %s on %s: %s\n", esc(objects[id]), esc(id.program), strings.Join(labels, ", "), esc(p.Verdict))
 				for i, reason := range shown(p.Reasons, verbose) {
 					if i == 0 && p.Reason != "" {
 						reason += " [" + p.Reason + "]"
 					}
-					fmt.Fprintf(w, "      %s\n", reason)
+					fmt.Fprintf(w, "      %s\n", esc(reason))
 				}
 				if more := len(p.Reasons) - len(shown(p.Reasons, verbose)); more > 0 {
 					fmt.Fprintf(w, "      (%d more with -v)\n", more)
@@ -357,6 +380,6 @@ func (r *Report) writeGuarded(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nGuarded misses (poisoned, but no path reaches them):")
 	for _, m := range misses {
-		fmt.Fprintf(w, "  %s %s: %s, on %d/%d kernels (%s)\n", m.object, m.program, m.what, len(on[m]), len(r.Kernels), abbreviate(on[m], 4))
+		fmt.Fprintf(w, "  %s %s: %s, on %d/%d kernels (%s)\n", esc(m.object), esc(m.program), esc(m.what), len(on[m]), len(r.Kernels), abbreviate(on[m], 4))
 	}
 }

@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -111,5 +117,57 @@ func TestProgramTable(t *testing.T) {
 				t.Errorf("verbose lacks the guarded miss:\n%s", b.String())
 			}
 		})
+	}
+}
+
+// TestReportWords: the words Merge accepts in a part's rows are those
+// internal/predict defines: every constant of type Kind in its sources
+// (it has no list of them), and the verdicts of predict.Verdict, which
+// are ProgramReport's.
+func TestReportWords(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join("..", "internal", "predict", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("internal/predict sources: %v", err)
+	}
+	var kinds []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Kind" {
+					for _, v := range vs.Values {
+						s, err := strconv.Unquote(v.(*ast.BasicLit).Value)
+						if err != nil {
+							t.Fatal(err)
+						}
+						kinds = append(kinds, s)
+					}
+				}
+			}
+		}
+	}
+	var listed []string
+	for _, k := range reasonKinds {
+		listed = append(listed, string(k))
+	}
+	slices.Sort(kinds)
+	slices.Sort(listed)
+	if !slices.Equal(kinds, listed) {
+		t.Errorf("internal/predict's kinds are %q, reasonKinds %q", kinds, listed)
+	}
+	if want := []string{VerdictLoads, VerdictFails, VerdictUnknown}; !slices.Equal(verdictWords, want) {
+		t.Errorf("predict's verdicts are %q, the report's %q", verdictWords, want)
 	}
 }

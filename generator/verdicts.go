@@ -14,12 +14,37 @@ import (
 // fail or may fail, with their reasons, so that the runtime can skip them.
 // An object is named by its file's base name, as bpf2go's generated code
 // embeds it, or as given where two objects share a base name.
+//
+// Kernels with the same rows share one list (sharer), and their entries
+// one Unloadable: made kernel by kernel, a merged part's shared list of a
+// million failing rows took memory for every kernel referring to it.
 func withVerdicts(entries []encode.Entry, report *Report) {
 	names := objectNames(report.Objects)
-	programs := map[string][]string{}
+	// A list is known by its first row's address and its length.
+	type key struct {
+		first *ProgramReport
+		n     int
+	}
+	keyOf := func(rows []ProgramReport) key {
+		if len(rows) == 0 {
+			return key{}
+		}
+		return key{&rows[0], len(rows)}
+	}
+	var lists [][]ProgramReport
+	seen := map[key]bool{}
 	for _, k := range report.Kernels {
-		for _, p := range k.Programs {
-			if !slices.Contains(programs[p.Object], p.Program) {
+		if l := keyOf(k.Programs); l.n > 0 && !seen[l] {
+			seen[l] = true
+			lists = append(lists, k.Programs)
+		}
+	}
+	programs := map[string][]string{}
+	known := map[[2]string]bool{}
+	for _, l := range lists {
+		for _, p := range l {
+			if !known[[2]string{p.Object, p.Program}] {
+				known[[2]string{p.Object, p.Program}] = true
 				programs[p.Object] = append(programs[p.Object], p.Program)
 			}
 		}
@@ -28,9 +53,10 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 		slices.Sort(progs)
 		programs[o] = progs
 	}
-	for i, k := range report.Kernels {
+	unloadable := map[key][]encode.Prediction{}
+	for _, l := range lists {
 		var preds []encode.Prediction
-		for _, p := range k.Programs {
+		for _, p := range l {
 			var v uint64
 			switch p.Verdict {
 			case VerdictFails:
@@ -48,7 +74,10 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 				Reasons: reasons(p),
 			})
 		}
-		entries[i].Unloadable = preds
+		unloadable[keyOf(l)] = preds
+	}
+	for i, k := range report.Kernels {
+		entries[i].Unloadable = unloadable[keyOf(k.Programs)]
 	}
 }
 
