@@ -54,8 +54,9 @@ into a failed run, for CI.
 Results are cached in $BTFEMBED_CACHE (default: btfembed in the user cache
 directory; "off" disables it; see 'btfembed cache'), so a rerun redoes only
 kernels and relocations it has not seen. A cache that cannot be used is a
-warning; -cache-verify checks every cached result with the oracle. With -shard i/n only a stable 1/n of
-the corpus is processed, into a part file for 'btfembed merge'. Memory is
+warning; -cache-verify recomputes every kernel and replaces a cached
+result that differs. With -shard i/n only a stable 1/n of the corpus is
+processed, into a part file for 'btfembed merge'. Memory is
 softly limited to 40 MiB plus 56 MiB per worker unless $GOMEMLIMIT is set.
 
 Subcommands:
@@ -75,8 +76,10 @@ type generateFlags struct {
 	workers int
 	strict  bool
 	report  string
-	quiet   bool
-	verbose bool
+	// replaceLayout: -replace-layout (outputs.replaceLayout).
+	replaceLayout bool
+	quiet         bool
+	verbose       bool
 	// failOnUnloadable fails the run when a program is predicted to fail
 	// to load on some kernel, for CI.
 	failOnUnloadable bool
@@ -114,12 +117,13 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	// 0, not this machine's CPU count, so the help reads the same everywhere.
 	fs.IntVar(&f.workers, "workers", 0, "kernels processed at once; fewer than GOMAXPROCS also lowers GOMAXPROCS to it (default: all cores, GOMAXPROCS)")
 	fs.BoolVar(&f.strict, "strict", false, "fail on a corpus entry that cannot be read instead of skipping it")
+	fs.BoolVar(&f.replaceLayout, "replace-layout", false, "remove the files an earlier run wrote in the other layout (kernelbtf_<goarch>.go per GOARCH when objects are named, or kernelbtf.go when none are), which a run otherwise refuses to replace")
 	fs.StringVar(&f.report, "report", "", "write the report (coverage and load prediction per kernel) as JSON to `file`")
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
 	fs.Var(&f.shard, "shard", "process only shard `i/n` of the corpus (0 <= i < n) and write a part for 'btfembed merge' beside -output")
-	fs.BoolVar(&f.cacheVerify, "cache-verify", cache.VerifyFromEnv(), "verify mode, for a cache restored from a less trusted source (CI caches of other branches): check every cached result with the oracle against the kernel's full BTF (default $"+cache.VerifyEnvVar+"=1); see docs/cache.md")
+	fs.BoolVar(&f.cacheVerify, "cache-verify", cache.VerifyFromEnv(), "verify mode, for a cache restored from a less trusted source (CI caches of other branches): process every kernel from the corpus and replace, with a warning, a cached result that differs (default $"+cache.VerifyEnvVar+"=1); see docs/cache.md")
 	return fs
 }
 
@@ -277,7 +281,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 // files and payloads, one per GOARCH in perGOARCH or one for all when it
 // is nil, the report, the table and the summary line.
 func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command string, perGOARCH []string, res *generator.Result) error {
-	out := &outputs{pkg: f.pkg, ident: f.ident, command: command}
+	out := &outputs{pkg: f.pkg, ident: f.ident, command: command, replaceLayout: f.replaceLayout}
 	if perGOARCH == nil {
 		if err := out.add(goFile, nil, res); err != nil {
 			return err

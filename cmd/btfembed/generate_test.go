@@ -22,7 +22,8 @@ import (
 // writes one file and payload per GOARCH that bpf2go's constraints allow,
 // each holding only its architecture's kernels, takes the corpus from
 // $BTFEMBED_CORPUS, and removes the outputs of an earlier run that it no
-// longer writes, but no file it did not generate.
+// longer writes (the other layout's with -replace-layout, TestLayoutSwitch),
+// saying so, but no file it did not generate.
 func TestGenerateBare(t *testing.T) {
 	corpusDir, err := filepath.Abs(filepath.Join(kerneltest.Dir(), "btfhub"))
 	if err != nil {
@@ -45,8 +46,11 @@ func TestGenerateBare(t *testing.T) {
 	t.Setenv("GOPACKAGE", "main")
 	t.Setenv("BTFEMBED_CORPUS", corpusDir)
 	var stdout, stderr bytes.Buffer
-	if err := run(&stdout, &stderr, []string{"-q", "-output", filepath.Join(out, "kernelbtf.go")}); err != nil {
+	if err := run(&stdout, &stderr, []string{"-q", "-replace-layout", "-output", filepath.Join(out, "kernelbtf.go")}); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if s := stderr.String(); !strings.Contains(s, "removed "+filepath.Join(out, "kernelbtf_riscv64.go")+", "+filepath.Join(out, "kernelbtf.go")) {
+		t.Errorf("summary %q does not say what it removed", s)
 	}
 
 	entries, err := os.ReadDir(out)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,9 +21,13 @@ import (
 // runs that this one no longer writes.
 type outputs struct {
 	pkg, ident, command string
-	files               []outputFile
-	payloadBytes        int      // of the payloads added
-	kept                []string // files write found already up to date
+	// replaceLayout lets write remove the Go files of the other layout
+	// (-replace-layout).
+	replaceLayout bool
+	files         []outputFile
+	payloadBytes  int      // of the payloads added
+	kept          []string // files write found already up to date
+	removed       []string // Go files of earlier runs write removed
 }
 
 type outputFile = atomicfile.File
@@ -62,7 +67,11 @@ func (o *outputs) wrote() string {
 			names = append(names, f.Path)
 		}
 	}
-	return wroteList(names, o.kept)
+	out := wroteList(names, o.kept)
+	if len(o.removed) > 0 {
+		out += "; removed " + strings.Join(o.removed, ", ") + " (and their payloads)"
+	}
+	return out
 }
 
 // wroteList is "wrote a, b", "unchanged: a, b" or "wrote a; unchanged: b":
@@ -89,10 +98,27 @@ func wroteList(names, kept []string) string {
 
 // write writes every output, then removes what earlier runs generated
 // beside goFile (<stem>.go or <stem>_<goarch>.go, with their payloads)
-// and this run did not write: a GOARCH no longer embedded, or the other
-// mode's layout. Files that do not open with btfembed's header are never
+// and this run did not write: a GOARCH no longer embedded, which the
+// summary lists, or, only with replaceLayout, the other layout's files.
+// Without it a run whose layout differs from the files there writes
+// nothing and says so: a build would still pass with the other files
+// gone, embedding the kernels of one architecture or one object set
+// instead of all. Files that do not open with btfembed's header are never
 // removed.
 func (o *outputs) write(goFile string) error {
+	stale, err := o.stale(goFile)
+	if err != nil {
+		return err
+	}
+	var other []string
+	for _, name := range stale {
+		if (name == goFile) != o.writes(goFile) {
+			other = append(other, name)
+		}
+	}
+	if len(other) > 0 && !o.replaceLayout {
+		return layoutError(goFile, other, o.writes(goFile))
+	}
 	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
 		return err
 	}
@@ -101,23 +127,53 @@ func (o *outputs) write(goFile string) error {
 		return err
 	}
 	o.kept = kept
-	stem := strings.TrimSuffix(goFile, ".go")
-	old, err := filepath.Glob(stem + "_*.go")
-	if err != nil {
-		return err
-	}
-	for _, name := range append(old, goFile) {
-		if slices.ContainsFunc(o.files, func(f outputFile) bool { return f.Path == name }) || !generatedByUs(name) {
-			continue
-		}
+	for _, name := range stale {
 		if err := os.Remove(name); err != nil {
 			return err
 		}
 		if err := os.Remove(strings.TrimSuffix(name, ".go") + ".btfembed"); err != nil && !os.IsNotExist(err) {
 			return err
 		}
+		o.removed = append(o.removed, name)
 	}
 	return nil
+}
+
+// stale lists the Go files earlier runs generated beside goFile that this
+// run does not write.
+func (o *outputs) stale(goFile string) ([]string, error) {
+	old, err := filepath.Glob(strings.TrimSuffix(goFile, ".go") + "_*.go")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range append(old, goFile) {
+		if !o.writes(name) && generatedByUs(name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// writes says whether the run writes the file name.
+func (o *outputs) writes(name string) bool {
+	return slices.ContainsFunc(o.files, func(f outputFile) bool { return f.Path == name })
+}
+
+// layoutError refuses to replace the other layout's files without
+// -replace-layout: one file for the named objects (single), or one per
+// GOARCH.
+func layoutError(goFile string, other []string, single bool) error {
+	was, now := "one file per GOARCH (btfembed with no objects named, the go:generate mode)", "one "+filepath.Base(goFile)+" for all kernels (objects named on the command line)"
+	if !single {
+		was, now = now, was
+	}
+	verb := "were"
+	if len(other) == 1 {
+		verb = "was"
+	}
+	return fmt.Errorf("%s %s written in the other layout, %s; this run writes %s in their place. Nothing was written: remove them, or pass -replace-layout to have this run remove them",
+		strings.Join(other, ", "), verb, was, now)
 }
 
 // generatedByUs tells whether a Go file opens with btfembed's header. Only

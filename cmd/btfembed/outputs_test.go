@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
@@ -316,5 +317,84 @@ func TestWroteList(t *testing.T) {
 		if got := wroteList(tc.names, tc.kept); got != tc.want {
 			t.Errorf("wroteList(%v, %v) = %q, want %q", tc.names, tc.kept, got, tc.want)
 		}
+	}
+}
+
+// TestLayoutSwitch: a run whose layout differs from the generated files
+// there (named objects: one kernelbtf.go; none named: one file per
+// GOARCH) writes nothing and names them, unless -replace-layout, and then
+// the summary says what it removed; a GOARCH no longer embedded is removed
+// in either case, and said.
+func TestLayoutSwitch(t *testing.T) {
+	t.Setenv("BTFEMBED_CACHE", t.TempDir())
+	generated := []byte("// " + emit.GeneratedHeader + "\n\npackage agent\n")
+	obj := filepath.Join(kerneltest.Dir(), "objects", "fields-el.o")
+	for _, tc := range []struct {
+		flags   []string
+		wantErr string
+		removed bool
+	}{
+		{nil, "kernelbtf_386.go, %[1]s/kernelbtf_amd64.go were written in the other layout", false},
+		{[]string{"-replace-layout"}, "", true},
+	} {
+		out := t.TempDir()
+		for _, name := range []string{"kernelbtf_386.go", "kernelbtf_amd64.go"} {
+			if err := os.WriteFile(filepath.Join(out, name), generated, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Not btfembed's: never touched.
+		if err := os.WriteFile(filepath.Join(out, "kernelbtf_arm64.go"), []byte("package agent\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"-q", "-corpus", filepath.Join(kerneltest.Dir(), "btfhub"), "-pkg", "agent", "-output", out + "/"}, tc.flags...)
+		var stdout, stderr bytes.Buffer
+		err := run(&stdout, &stderr, append(args, obj))
+		switch {
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf(tc.wantErr, out)) || !strings.Contains(err.Error(), "Nothing was written")):
+			t.Errorf("%v: error %v, want %q", tc.flags, err, tc.wantErr)
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tc.flags, err)
+		}
+		entries, _ := os.ReadDir(out)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		want := []string{"kernelbtf_386.go", "kernelbtf_amd64.go", "kernelbtf_arm64.go"}
+		if tc.removed {
+			want = []string{"kernelbtf.btfembed", "kernelbtf.go", "kernelbtf_arm64.go"}
+			if s := stderr.String(); !strings.Contains(s, "removed "+filepath.Join(out, "kernelbtf_386.go")+", "+filepath.Join(out, "kernelbtf_amd64.go")) {
+				t.Errorf("%v: summary %q does not say what it removed", tc.flags, s)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%v: files %q, want %q", tc.flags, names, want)
+		}
+	}
+}
+
+// TestLayoutSwitchPerGOARCH: the other way, a per-GOARCH run meeting the
+// kernelbtf.go of a run that named objects.
+func TestLayoutSwitchPerGOARCH(t *testing.T) {
+	out := t.TempDir()
+	goFile := filepath.Join(out, "kernelbtf.go")
+	if err := os.WriteFile(goFile, []byte("// "+emit.GeneratedHeader+"\n\npackage agent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &outputs{files: []outputFile{{Path: filepath.Join(out, "kernelbtf_amd64.go"), Data: []byte("package agent\n")}}}
+	err := o.write(goFile)
+	if err == nil || !strings.Contains(err.Error(), goFile+" was written in the other layout, one kernelbtf.go for all kernels") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "kernelbtf_amd64.go")); !os.IsNotExist(err) {
+		t.Errorf("written after the refusal: %v", err)
+	}
+	o.replaceLayout = true
+	if err := o.write(goFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(goFile); !os.IsNotExist(err) || !strings.Contains(o.wrote(), "removed "+goFile) {
+		t.Errorf("kernelbtf.go left (%v) or not said: %q", err, o.wrote())
 	}
 }
