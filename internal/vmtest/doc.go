@@ -31,7 +31,10 @@
 // every kernel of $BTFEMBED_CORPUS that has BTF (Debian 12's, and Debian
 // 11's 5.10 with its older verifier) with its BTF hidden and visible, and
 // the kernels built without BTF as they are: nobtf/'s custom 6.1, whose
-// corpus entry is imported from its DWARF with pahole, and, with
+// corpus entry is imported from its DWARF with pahole, the same 6.1
+// released as a vendor's 4.18.0-305.el8.x86_64 (testdata/vendorkernel,
+// scripts/build-kernel-vendor.sh), whose release understates its BPF,
+// and, with
 // $BTFEMBED_FETCH set, Debian's 686-pae fetched from Debian's archive with
 // its -dbg package (nobtf_test.go, kerneltest.Debian686PAE), booted in
 // qemu-system-i386 with a GOARCH=386 /init, and a Linux 4.15 built from

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module once, one after the other, for
+# TIME each (default 25s), with one fuzzing worker, and prints a Markdown
+# row per target: its package, executions per second and the peak RSS of
+# the test binary (coordinator and worker, /usr/bin/time's %M). Run it
+# before landing a change to a parser (docs/threat-model.md, Fuzzing).
+#
+# -fuzzminimizetime is short on purpose: with the default (60 s) a target
+# that finds a new interesting input of a few KB spends its whole -fuzztime
+# minimising it and executes almost nothing else (13 of 22 targets
+# stalled that way at 30 s).
+#
+# Usage: scripts/fuzz-all.sh [TIME] [TARGET-REGEXP]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+time=${1:-25s}
+only=${2:-.}
+export BTFEMBED_CORPUS=${BTFEMBED_CORPUS:-$(cd ../shared/corpus 2>/dev/null && pwd || true)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "| target | package | execs/s | peak RSS |"
+echo "| --- | --- | ---: | ---: |"
+fail=0
+for pkg in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do
+	go test -c -o "$tmp/fz.test" "$pkg"
+	for target in $(cat "$pkg"/*_test.go | grep "^func Fuzz" | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/' | sort -u); do
+		[[ $target =~ $only ]] || continue
+		log=$tmp/$target.log
+		if ! (cd "$pkg" && /usr/bin/time -f 'rss %M' "$tmp/fz.test" -test.run='^$' -test.fuzz="^$target\$" \
+			-test.fuzztime="$time" -test.fuzzminimizetime=5s -test.parallel=1 \
+			-test.fuzzcachedir="$tmp/cache" >"$log" 2>&1); then
+			echo "fuzz-all: $pkg $target failed:" >&2
+			tail -30 "$log" >&2
+			fail=1
+		fi
+		rate=$(grep -o 'execs: [0-9]* ([0-9]*/sec)' "$log" | tail -1 | sed 's/.*(\([0-9]*\)\/sec)/\1/')
+		rss=$(grep -o '^rss [0-9]*' "$log" | tail -1 | awk '{printf "%d MiB", $2/1024}')
+		echo "| $target | ${pkg#./} | ${rate:-?} | $rss |"
+	done
+done
+exit $fail
