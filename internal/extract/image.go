@@ -29,9 +29,19 @@ const maxImageDepth = 4
 // FindImageBTF finds the vmlinux BTF in a kernel in any shape this package
 // knows: ELF vmlinux, x86 bzImage, EFI zboot, arm64 and riscv Image, a
 // compressed image (Image.gz), raw BTF, or a flat image holding the .BTF
-// section somewhere.
+// section somewhere. A kernel image without BTF is an error wrapping
+// ErrNoBTF that says where such a kernel's types are: its DWARF.
 func FindImageBTF(data []byte) (ImageBTF, error) {
-	return findImageBTFDepth(data, 0)
+	img, err := findImageBTFDepth(data, 0)
+	if errors.Is(err, ErrNoBTF) && (isBzImage(data) || isZboot(data) || isFlatImage(data)) {
+		err = fmt.Errorf("%w; a kernel built without BTF is imported from its DWARF instead: the vmlinux its build left (CONFIG_DEBUG_INFO), or its debug package (Debian linux-image-<release>-dbg, Ubuntu linux-image-unsigned-<release>-dbgsym, RHEL and Fedora kernel-debuginfo), given to btfembed corpus import (docs/corpus.md)", err)
+	}
+	return img, err
+}
+
+// isFlatImage says data is an arm64 or riscv Image, by its header's magic.
+func isFlatImage(data []byte) bool {
+	return HasPrefixAt(data, 56, []byte("ARM\x64")) || HasPrefixAt(data, 56, []byte("RSC\x05"))
 }
 
 func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {

@@ -79,8 +79,10 @@ func TestFindImageBTFErrors(t *testing.T) {
 	}{
 		{"ELF without .BTF", noBTF, ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
 		{"bzImage without BTF", extracttest.MakeBzImage(extracttest.Compressors[FormatGzip](t, noBTF)), ErrNoBTF, "bzImage payload (gzip)"},
+		// A kernel image without BTF: the error names the DWARF route.
+		{"bzImage without BTF, the way out", extracttest.MakeBzImage(extracttest.Compressors[FormatGzip](t, noBTF)), ErrNoBTF, "imported from its DWARF instead"},
 		{"flat image without BTF", append(make([]byte, 4096), extracttest.Banner...), ErrUnknownFormat, ""},
-		{"arm64 Image without BTF", func() []byte { b := make([]byte, 4096); copy(b[56:], "ARM\x64"); return b }(), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
+		{"arm64 Image without BTF", func() []byte { b := make([]byte, 4096); copy(b[56:], "ARM\x64"); return b }(), ErrNoBTF, "debug package"},
 		{"corrupt lzo payload", lzo, nil, "lzo: header: truncated"},
 		{"unknown payload", badPayload, ErrUnknownFormat, "bzImage payload compression"},
 		{"payload outside file", outside, nil, "outside the"},
