@@ -1,30 +1,27 @@
 package runtime
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload"
-	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrCorrupt is wrapped by every error about a malformed payload.
 var ErrCorrupt = payload.ErrCorrupt
 
-// Assets is an opened payload. It is safe for concurrent use; each kernel's
-// BTF is decompressed and parsed at most once, on first use.
+// Assets is an opened payload. It is safe for concurrent use; a kernel's
+// BTF is decompressed, checked and decoded on first use, and kept for
+// later calls while the decode budget holds it (see OpenOptions).
 type Assets struct {
-	p      *payload.Payload
-	budget int64 // OpenOptions.DecodeBudget
+	p   *payload.Payload
+	bud *payload.Budget // OpenOptions.DecodeBudget, for every call
 
 	mu     sync.Mutex
 	loaded map[Key]*assetEntry // entries looked up so far
@@ -33,33 +30,40 @@ type Assets struct {
 type assetEntry struct {
 	payload.Entry
 
-	once   sync.Once
-	spec   *btf.Spec
+	mu   sync.Mutex // held while loading
+	done bool       // loaded, or failed for good
+	spec *btf.Spec
+	// modRaw is the embedded module BTF, for relocating modules onto the
+	// kernel's own BTF.
 	modRaw []btfrelocate.Module
 	// modSpecs are loaded with spec, once: cilium/ebpf v0.22 is not safe
 	// for concurrent use of several split specs over one base.
 	modSpecs map[string]*btf.Spec
 	loadErr  error
+	held     uint64 // what the loaded entry holds of the budget
 }
 
-// DefaultDecodeBudget is the decode budget of one Select, Lookup or
-// Kernels call when OpenOptions leaves it zero: 32 MiB, five times the
-// largest full vmlinux BTF shipped today, where an embedded entry's
-// minimized BTF is typically under 1 MiB.
+// DefaultDecodeBudget is the memory an Assets may take when OpenOptions
+// leaves it zero: 32 MiB. An embedded entry's minimized BTF, decoded, is
+// typically a few hundred KB, and a 1,000-kernel index a few hundred.
 const DefaultDecodeBudget = payload.DefaultBudget
 
 // OpenOptions tunes OpenWithOptions. A nil *OpenOptions means the
 // defaults.
 type OpenOptions struct {
-	// DecodeBudget bounds the bytes one Select, Lookup or Kernels call
-	// decompresses and parses from the payload, all together: every index
-	// block, dictionary and blob it decodes, counted again each time a
-	// blob is used (a blob many modules share is parsed once per module),
-	// string tables included. A payload that needs more gives an error
-	// wrapping ErrCorrupt before the memory is allocated, so a crafted
-	// payload cannot exhaust the agent's memory, while peak memory stays
-	// a small multiple of the budget. Entries decoded by an earlier call
-	// are not charged again. 0 means DefaultDecodeBudget.
+	// DecodeBudget bounds the memory an Assets takes from its payload,
+	// across all calls: the index blocks, dictionaries and verdicts it
+	// has decoded and keeps, the kernels it has loaded and keeps (their
+	// BTF as cilium/ebpf holds it, every type decoded, modules
+	// included), and what the call in progress holds for a moment
+	// (decompressed blobs, the decoder's stack). Each is charged what it
+	// occupies in memory, before it is allocated. A payload that needs
+	// more gives an error wrapping ErrCorrupt, so a crafted payload
+	// cannot exhaust the agent's memory: no payload the generator writes
+	// needs more than the default. When a kernel does not fit, the
+	// kernels loaded by earlier calls are let go first (Selections that
+	// hold them keep them alive, outside the budget). 0 means
+	// DefaultDecodeBudget.
 	DecodeBudget int64
 }
 
@@ -75,27 +79,56 @@ func OpenWithOptions(data []byte, opts *OpenOptions) (*Assets, error) {
 	if opts == nil {
 		opts = &OpenOptions{}
 	}
-	p, err := payload.Open(data)
+	bud := payload.NewBudget(opts.DecodeBudget)
+	p, err := payload.OpenBudget(data, bud)
 	if err != nil {
 		return nil, err
 	}
-	return &Assets{p: p, budget: opts.DecodeBudget, loaded: map[Key]*assetEntry{}}, nil
+	return &Assets{p: p, bud: bud, loaded: map[Key]*assetEntry{}}, nil
 }
 
-// newBudget is the budget of one call.
-func (a *Assets) newBudget() *payload.Budget { return payload.NewBudget(a.budget) }
+// retry runs call, and once more if it failed for want of budget and
+// letting go of the kernels loaded so far freed some.
+func (a *Assets) retry(call func() error) error {
+	err := call()
+	if errors.Is(err, payload.ErrOverBudget) && a.evict() {
+		err = call()
+	}
+	return err
+}
+
+// evict lets go of every loaded entry that no call is loading, and says
+// whether that gave back any budget.
+func (a *Assets) evict() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	freed := false
+	for k, e := range a.loaded {
+		if !e.mu.TryLock() {
+			continue // being loaded
+		}
+		if e.done {
+			freed = freed || e.held > 0
+			a.bud.Release(e.held)
+			e.held = 0
+			delete(a.loaded, k)
+		}
+		e.mu.Unlock()
+	}
+	return freed
+}
 
 // Kernels lists the embedded kernels in key order. It decodes every
 // block of the index, which Select never does, so a corrupt block that
 // Open could not see is an error here, wrapping ErrCorrupt.
 func (a *Assets) Kernels() ([]Key, error) {
-	entries, err := a.p.Entries(a.newBudget())
+	var keys []Key
+	err := a.retry(func() (err error) {
+		keys, err = a.p.Keys(a.bud)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	keys := make([]Key, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
 	}
 	return keys, nil
 }
@@ -117,24 +150,31 @@ func (a *Assets) entry(e payload.Entry) *assetEntry {
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
 	key.Arch, _ = kernelkey.NormalizeArch(key.Arch)
-	bud := a.newBudget()
-	e, ok, err := a.p.Find(key, bud)
+	var sel *Selection
+	err := a.retry(func() error {
+		e, ok, err := a.p.Find(key, a.bud)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &NotSupportedError{Key: key, Embedded: a.p.Len()}
+		}
+		sel, err = a.selection(a.entry(e))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, &NotSupportedError{Key: key, Embedded: a.p.Len()}
-	}
-	return a.selection(a.entry(e), bud)
+	return sel, nil
 }
 
-// selection loads entry e (once, within bud) and wraps it in a Selection.
-func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, error) {
-	spec, modRaw, err := a.load(e, bud)
+// selection loads entry e (once) and wraps it in a Selection.
+func (a *Assets) selection(e *assetEntry) (*Selection, error) {
+	spec, modRaw, modSpecs, err := a.load(e)
 	if err != nil {
 		return nil, err
 	}
-	preds, objects, err := a.predictions(e.Entry, bud)
+	preds, objects, err := a.predictions(e.Entry)
 	if err != nil {
 		return nil, fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
 	}
@@ -142,65 +182,33 @@ func (a *Assets) selection(e *assetEntry, bud *payload.Budget) (*Selection, erro
 		Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw,
 		Predicted: true, Predictions: preds, objects: objects,
 	}
-	if len(e.modSpecs) > 0 {
-		sel.Modules = maps.Clone(e.modSpecs)
+	if len(modSpecs) > 0 {
+		sel.Modules = maps.Clone(modSpecs)
 	}
 	return sel, nil
 }
 
-// load decompresses and parses entry e, once, within bud. Every error is
-// about the payload's bytes, so it wraps ErrCorrupt: a blob that is not
-// BTF, a module that does not relocate onto its own entry's vmlinux.
-func (a *Assets) load(e *assetEntry, bud *payload.Budget) (*btf.Spec, []btfrelocate.Module, error) {
-	e.once.Do(func() {
-		e.spec, e.modRaw, e.modSpecs, e.loadErr = a.loadEntry(e, bud)
+// load loads entry e, once, charging the budget with what it holds. Every
+// error is about the payload's bytes, so it wraps ErrCorrupt: a blob that
+// is not BTF, a module that does not relocate onto its own entry's
+// vmlinux. A load that failed for want of budget is tried again by the
+// next call.
+func (a *Assets) load(e *assetEntry) (*btf.Spec, []btfrelocate.Module, map[string]*btf.Spec, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		held, err := a.loadEntry(e)
 		switch {
-		case e.loadErr == nil:
-		case errors.Is(e.loadErr, ErrCorrupt):
-			e.loadErr = fmt.Errorf("embedded BTF for %s: %w", e.Key, e.loadErr)
+		case err == nil:
+		case errors.Is(err, ErrCorrupt):
+			err = fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
 		default:
-			e.loadErr = fmt.Errorf("%w: embedded BTF for %s: %w", ErrCorrupt, e.Key, e.loadErr)
+			err = fmt.Errorf("%w: embedded BTF for %s: %w", ErrCorrupt, e.Key, err)
 		}
-	})
-	return e.spec, e.modRaw, e.loadErr
-}
-
-func (a *Assets) loadEntry(e *assetEntry, bud *payload.Budget) (*btf.Spec, []btfrelocate.Module, map[string]*btf.Spec, error) {
-	// Relocating a distilled module needs the raw vmlinux BTF; otherwise
-	// cilium/ebpf reads it while it is unpacked, never whole.
-	var r io.ReaderAt
-	var raw []byte
-	var err error
-	if slices.ContainsFunc(e.Modules, func(m payload.EntryModule) bool { return m.HasBase }) {
-		raw, err = a.p.Blob(e.VMLinux, bud)
-		r = bytes.NewReader(raw)
-	} else {
-		r, err = a.p.BlobReader(e.VMLinux, bud)
-	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// Raw BTF, never ELF: skip LoadSpecFromReader's ELF probe.
-	spec, err := btf.LoadSplitSpecFromReader(r, nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var mods []btfrelocate.Module
-	for _, m := range e.Modules {
-		mod := btfrelocate.Module{Name: m.Name}
-		if m.HasBase {
-			if mod.Base, err = a.p.Blob(m.Base, bud); err != nil {
-				return nil, nil, nil, fmt.Errorf("module %s base: %w", safetext.Escape(mod.Name), err)
-			}
+		if errors.Is(err, payload.ErrOverBudget) {
+			return nil, nil, nil, err
 		}
-		if mod.Split, err = a.p.Blob(m.Split, bud); err != nil {
-			return nil, nil, nil, fmt.Errorf("module %s: %w", safetext.Escape(mod.Name), err)
-		}
-		mods = append(mods, mod)
+		e.done, e.loadErr, e.held = true, err, held
 	}
-	specs, err := btfrelocate.LoadModules(mods, raw, spec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return spec, mods, specs, nil
+	return e.spec, e.modRaw, e.modSpecs, e.loadErr
 }

@@ -15,18 +15,26 @@
 //  3. otherwise an error wrapping ErrKernelNotSupported that names arch,
 //     release and distribution.
 //
-// Only the chosen entry is decompressed and parsed, once per Assets, however
-// many goroutines ask. Agents in containers set SelectOptions.HostRoot to
+// Only the chosen entry is decompressed and parsed, once per Assets (while
+// its decode budget keeps it), however many goroutines ask. Agents in containers set SelectOptions.HostRoot to
 // where the host's / is mounted. A corrupt payload gives an error wrapping
 // ErrCorrupt, never a panic.
 //
-// Memory is bounded by a decode budget per call (OpenOptions.DecodeBudget,
-// DefaultDecodeBudget of 32 MiB): everything one Select, Lookup or Kernels
-// decompresses and parses counts against it, every index block and
-// dictionary, every module, and every use of a blob, shared or not. A
-// payload that needs more is treated as corrupt, so a crafted payload of a
-// few KB whose modules all name one huge blob fails fast instead of taking
-// gigabytes.
+// What the runtime hands out has been checked: every name offset and type
+// reference of the embedded BTF, and every type decoded once by
+// cilium/ebpf before the spec is returned, so the agent's CO-RE relocation
+// never meets a type cilium/ebpf cannot decode; verdict kinds are words
+// of the documented set and names are printable, or the payload is
+// corrupt, and reasons reach Prediction with control characters escaped.
+//
+// Memory is bounded by one decode budget per Assets (OpenOptions.DecodeBudget,
+// DefaultDecodeBudget of 32 MiB), across calls: the index blocks,
+// dictionaries and verdicts it keeps, the kernels it keeps loaded, and
+// what the call in progress holds, each charged what it occupies in
+// memory before it is allocated (decoded records, cilium/ebpf's decoded
+// types, copies of their names, the decoder's stack). A payload that needs
+// more is treated as corrupt, so a crafted payload of a few KB fails fast
+// instead of taking gigabytes.
 //
 // # Selection outcomes
 //

@@ -25,7 +25,19 @@ func moduleEntry(tb testing.TB, withBase bool) encode.Entry {
 
 func open(tb testing.TB, payload []byte) *Assets {
 	tb.Helper()
-	a, err := Open(payload)
+	return openBudget(tb, payload, 0)
+}
+
+// fullBudget is the decode budget of a payload embedding cilium/ebpf's
+// full vmlinux BTF (moduleEntry with a base), which btfembed never embeds
+// (its entries are minimized): 4.5 MB that cilium/ebpf holds as 29 MB
+// once every type is decoded, and the module's copy decodes some of them
+// again; the entry holds 51 MB of budget, more while it loads.
+const fullBudget = 128 << 20
+
+func openBudget(tb testing.TB, payload []byte, budget int64) *Assets {
+	tb.Helper()
+	a, err := OpenWithOptions(payload, &OpenOptions{DecodeBudget: budget})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // Verdict is what btfembed predicts for a program that may not load.
@@ -44,16 +46,22 @@ type Prediction struct {
 	// could not decide). docs/predictions.md describes each.
 	Kind string
 	// Reasons say what, the first first (at least one): the helper, the
-	// relocation and instruction, ...
+	// relocation and instruction, ... They are text for people, with
+	// control characters escaped (internal/safetext), so that a log line
+	// or a terminal shows them as they are. Object and Program are names
+	// a payload must spell printably, Kind one of the words above: the
+	// runtime refuses, with ErrCorrupt, a payload with any other.
 	Reasons []string
 }
 
 // String is a log line: object, program, verdict and the first reason.
+// Every field is printed with control characters escaped, so a Prediction
+// built by hand prints as safely as one from a payload.
 func (p Prediction) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s", p.Object, p.Program, p.Verdict)
+	fmt.Fprintf(&b, "%s %s: %s", safetext.Escape(p.Object), safetext.Escape(p.Program), p.Verdict)
 	if len(p.Reasons) > 0 {
-		fmt.Fprintf(&b, " (%s: %s)", p.Kind, p.Reasons[0])
+		fmt.Fprintf(&b, " (%s: %s)", safetext.Escape(p.Kind), safetext.Escape(p.Reasons[0]))
 		if n := len(p.Reasons) - 1; n > 0 {
 			fmt.Fprintf(&b, " and %d more %s", n, map[bool]string{true: "reason", false: "reasons"}[n == 1])
 		}
@@ -62,16 +70,24 @@ func (p Prediction) String() string {
 }
 
 // predictions resolves entry e's verdicts, and the programs of each
-// object they are about.
-func (a *Assets) predictions(e payload.Entry, bud *payload.Budget) ([]Prediction, map[string][]string, error) {
-	rows, err := a.p.Predictions(e, bud)
+// object they are about. The payload checked names and kinds; reasons are
+// escaped here.
+func (a *Assets) predictions(e payload.Entry) ([]Prediction, map[string][]string, error) {
+	rows, err := a.p.Predictions(e, a.bud)
 	if err != nil || len(rows) == 0 {
 		return nil, nil, err
 	}
 	preds := make([]Prediction, len(rows))
 	objects := map[string][]string{}
 	for i, r := range rows {
-		preds[i] = Prediction{Object: r.Object.Name, Program: r.Program, Verdict: Verdict(r.Verdict), Kind: r.Kind, Reasons: r.Reasons}
+		reasons := r.Reasons
+		if slices.ContainsFunc(reasons, func(s string) bool { return safetext.Escape(s) != s }) {
+			reasons = make([]string, len(r.Reasons))
+			for j, s := range r.Reasons {
+				reasons[j] = safetext.Escape(s)
+			}
+		}
+		preds[i] = Prediction{Object: r.Object.Name, Program: r.Program, Verdict: Verdict(r.Verdict), Kind: r.Kind, Reasons: reasons}
 		objects[r.Object.Name] = r.Object.Programs
 	}
 	return preds, objects, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/regfile"
 )
 
@@ -76,7 +77,9 @@ type Selection struct {
 	// kernel's for SourceKernel.
 	Key Key
 	// Spec is the vmlinux BTF. For SourceEmbedded it is shared by every
-	// Selection of the same entry (btf.Spec is safe for concurrent use).
+	// Selection of the same entry while the Assets keeps the entry
+	// loaded (btf.Spec is safe for concurrent use), and every type of it
+	// is decoded already.
 	Spec *btf.Spec
 	// Modules holds module BTF by module name, ready for
 	// ebpf.ProgramOptions.ExtraRelocationTargets. For SourceEmbedded, they
@@ -145,7 +148,7 @@ type SelectOptions struct {
 // Kernel BTF that exists but cannot be used (unreadable, not a regular
 // file, corrupt) falls back to the embedded BTF; if there is none either,
 // both errors are returned. The embedded BTF is decompressed and parsed
-// once; later calls share it.
+// once; later calls share it while the decode budget keeps it.
 func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if opts == nil {
 		opts = &SelectOptions{}
@@ -154,10 +157,13 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
-	bud := a.newBudget()
 	var kernelErr error
 	if !opts.ForceEmbedded {
-		sel, err := a.kernelSelection(h, opts.HostRoot, bud)
+		var sel *Selection
+		err := a.retry(func() (err error) {
+			sel, err = a.kernelSelection(h, opts.HostRoot)
+			return err
+		})
 		if err == nil {
 			return sel, nil
 		}
@@ -165,23 +171,29 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 			kernelErr = fmt.Errorf("kernel BTF: %w", err)
 		}
 	}
-	e, err := a.match(h, bud)
+	var sel *Selection
+	err = a.retry(func() error {
+		e, err := a.match(h)
+		if err != nil {
+			return err
+		}
+		sel, err = a.selection(e)
+		return err
+	})
 	if err != nil {
 		return nil, errors.Join(kernelErr, err)
 	}
-	return a.selection(e, bud)
+	return sel, nil
 }
 
 // match finds the entry for the host among those of its arch and release.
-func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
+// Only the one chosen becomes an assetEntry: a payload may embed a release
+// for many distributions.
+func (a *Assets) match(h host) (*assetEntry, error) {
 	key := h.key
-	found, err := a.p.Release(key.Arch, key.Release, bud)
+	cands, err := a.p.Release(key.Arch, key.Release, a.bud)
 	if err != nil {
 		return nil, err
-	}
-	cands := make([]*assetEntry, len(found))
-	for i, e := range found {
-		cands[i] = a.entry(e)
 	}
 	switch len(cands) {
 	case 0:
@@ -189,9 +201,9 @@ func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 	case 1:
 		// A release string names one build; take it whatever the
 		// distribution says.
-		return cands[0], nil
+		return a.entry(cands[0]), nil
 	}
-	var byDistro []*assetEntry
+	var byDistro []payload.Entry
 	for _, id := range append([]string{key.Distro}, h.idLike...) {
 		byDistro = filterEntries(cands, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
 		if len(byDistro) > 0 {
@@ -199,11 +211,11 @@ func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 		}
 	}
 	if len(byDistro) == 1 {
-		return byDistro[0], nil
+		return a.entry(byDistro[0]), nil
 	}
 	byVersion := filterEntries(byDistro, func(k Key) bool { return k.Version == key.Version })
 	if len(byVersion) == 1 {
-		return byVersion[0], nil
+		return a.entry(byVersion[0]), nil
 	}
 	// Several remain: if they carry the same BTF, any will do.
 	rest := cands
@@ -217,7 +229,7 @@ func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 		same = same && e.VMLinux == rest[0].VMLinux && slices.Equal(e.Modules, rest[0].Modules)
 	}
 	if same {
-		return rest[0], nil
+		return a.entry(rest[0]), nil
 	}
 	var have []string
 	for i := range cands {
@@ -231,8 +243,8 @@ func (a *Assets) match(h host, bud *payload.Budget) (*assetEntry, error) {
 	return nil, &NotSupportedError{Key: key, Embedded: a.p.Len(), Reason: reason}
 }
 
-func filterEntries(es []*assetEntry, keep func(Key) bool) []*assetEntry {
-	var out []*assetEntry
+func filterEntries(es []payload.Entry, keep func(Key) bool) []payload.Entry {
+	var out []payload.Entry
 	for _, e := range es {
 		if keep(e.Key) {
 			out = append(out, e)
@@ -256,7 +268,7 @@ const maxKernelBTF = 256 << 20
 // the matching embedded entry, if any, and relocated onto the kernel's
 // vmlinux BTF. Every file is checked to be a regular file before it is
 // opened, and opened non-blocking, so a FIFO or device cannot hang Select.
-func (a *Assets) kernelSelection(h host, root string, bud *payload.Budget) (*Selection, error) {
+func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 	dir := filepath.Join(rootDir(root), "sys/kernel/btf")
 	vmlinux := filepath.Join(dir, "vmlinux")
 	present, err := kernelFile(vmlinux)
@@ -300,7 +312,7 @@ func (a *Assets) kernelSelection(h host, root string, bud *payload.Budget) (*Sel
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(h, sel, vmlinux, raw, bud); err != nil {
+	if err := a.embeddedModules(h, sel, vmlinux, raw); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -336,16 +348,19 @@ func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 // kernel's vmlinux BTF. That is vmlinuxRaw where kernelSelection read the
 // file itself (under a HostRoot), so it is read once; where cilium/ebpf
 // loaded it, it is read from vmlinuxPath, and only if a module needs it.
-func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte, bud *payload.Budget) error {
-	e, err := a.match(h, bud)
+// The kernel's BTF is the kernel's, not the payload's: the modules are
+// charged to the budget while they load, not the kernel types they reach.
+func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
+	e, err := a.match(h)
 	if err != nil || len(e.Modules) == 0 {
 		return nil // nothing embedded for this kernel
 	}
-	if _, _, err := a.load(e, bud); err != nil {
+	_, modRaw, _, err := a.load(e)
+	if err != nil {
 		return err
 	}
 	var lacking []btfrelocate.Module
-	for _, m := range e.modRaw {
+	for _, m := range modRaw {
 		if _, ok := sel.Modules[m.Name]; !ok && m.Base != nil {
 			lacking = append(lacking, m)
 		}
@@ -359,7 +374,15 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vml
 			return err
 		}
 	}
-	specs, err := btfrelocate.LoadModules(lacking, vmlinuxRaw, sel.Spec)
+	kernel, err := rawbtf.Parse(vmlinuxRaw, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", vmlinuxPath, err)
+	}
+	// The Selection is the caller's: what the modules hold is charged
+	// while they load, not kept.
+	c := &charges{bud: a.bud}
+	specs, err := loadModules(lacking, payload.KernelBTF(kernel), sel.Spec, false, c)
+	c.end(true)
 	if err != nil {
 		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.Key, err)
 	}

@@ -167,7 +167,7 @@ func TestSelectRunningKernel(t *testing.T) {
 // kernel's vmlinux BTF, which is read once.
 func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	e := moduleEntry(t, true)
-	a := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil))
+	a := openBudget(t, payloadtest.Encode(t, []encode.Entry{e}, nil), fullBudget)
 	root := hostRoot(t, "etc/os-release", "ID=debian\n")
 	vmlinux := filepath.Join(root, "sys/kernel/btf/vmlinux")
 	writeFile(t, vmlinux, e.VMLinux)

@@ -78,7 +78,7 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 }
 
 func inspectPayload(w io.Writer, path string, data []byte) error {
-	assets, err := btfruntime.Open(data)
+	assets, err := btfruntime.OpenWithOptions(data, &btfruntime.OpenOptions{DecodeBudget: 4 * btfruntime.DefaultDecodeBudget}) // payloads embedding full BTF too
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

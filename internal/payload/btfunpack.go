@@ -2,6 +2,7 @@ package payload
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -65,6 +66,14 @@ func (u *unpacker) uvarint(col *[]byte, what string) (uint64, error) {
 }
 
 func (u *unpacker) field(f rawbtf.Word) (uint32, error) {
+	v, err := u.word(f)
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("%w: %w", errPacked, err) // a coder's range error
+	}
+	return v, err
+}
+
+func (u *unpacker) word(f rawbtf.Word) (uint32, error) {
 	switch f {
 	case rawbtf.WordName:
 		code, err := u.uvarint(&u.names, "name")
@@ -181,47 +190,4 @@ func Unpack(packed []byte, rawLen int) ([]byte, error) {
 		}
 		out = append(out, piece...)
 	}
-}
-
-// unpackReader serves raw BTF to a sequential reader while unpacking it, so
-// that the raw form is not built only to be copied: cilium/ebpf reads raw
-// BTF with io.ReadAll into its own buffer.
-type unpackReader struct {
-	u       *unpacker
-	pending []byte // produced, not yet read
-	pos     int64
-	err     error // sticky: io.EOF at the end, or what went wrong
-}
-
-func newUnpackReader(packed []byte, rawLen int) (*unpackReader, error) {
-	u, err := newUnpacker(packed, rawLen)
-	if err != nil {
-		return nil, err
-	}
-	return &unpackReader{u: u}, nil
-}
-
-// ReadAt reads sequentially: off must be where the previous read ended.
-func (r *unpackReader) ReadAt(p []byte, off int64) (int, error) {
-	if off != r.pos {
-		return 0, fmt.Errorf("packed BTF reader: read at %d, expected %d", off, r.pos)
-	}
-	n := 0
-	for n < len(p) {
-		if len(r.pending) == 0 {
-			if r.err != nil {
-				break
-			}
-			r.pending, r.err = r.u.next()
-			continue
-		}
-		c := copy(p[n:], r.pending)
-		r.pending = r.pending[c:]
-		n += c
-	}
-	r.pos += int64(n)
-	if n < len(p) {
-		return n, r.err
-	}
-	return n, nil
 }

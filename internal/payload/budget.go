@@ -1,29 +1,46 @@
 package payload
 
 import (
+	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 )
 
-// DefaultBudget is how many bytes one runtime call (a Select, Lookup or
-// Kernels) may decode when the caller sets no budget: five times the
-// largest full vmlinux BTF shipped today (Debian 6.12 amd64, 6 MiB),
-// where an embedded entry's minimized BTF is typically under 1 MiB.
+// DefaultBudget is the memory an opened payload may take when the caller
+// sets no budget: what its decoded index, its verdicts and the kernels it
+// has loaded hold, plus what the call in progress holds for a moment. An
+// embedded entry's minimized BTF (a few KB to a few hundred) costs a few
+// times its size once cilium/ebpf has decoded it (TestCostModel), and a
+// 1,000-kernel index a few hundred KB.
 //
-// A per-blob cap alone does not bound a call: many modules can name one
-// blob, and each use decodes and parses it again (issue 18: eight modules
-// pointing at one 200 MiB blob made a 6,987-byte payload take 2.8 GB).
+// The budget counts memory, not input bytes: a decoded record is 8 to 70
+// times larger than its bytes in the payload (an EntryModule takes 280
+// bytes for as few as 4 on the wire), and a BTF type cilium/ebpf decodes
+// 100 to 250 bytes for 12 to 40 on the wire, far more where many members
+// name one long string (each name is copied; btfcheck.go). Issue 18
+// (modules naming one huge blob) and issue 33 (a 59,596-byte payload
+// whose index decoded to 1,340 MiB) were both budgets of input bytes
+// that memory outgrew.
 const DefaultBudget = 32 << 20
 
-// Budget is what one call may still decode. Every decompressed block and
-// dictionary and every use of a blob, shared or not, is charged before the
-// memory is allocated: a blob's use costs its raw length (the BTF the
-// parser holds, string table included) plus, when it is decompressed
-// afresh, its stored form. Blocks and dictionaries decoded by an earlier
-// call are not charged again. A nil *Budget has no limit.
+// ErrOverBudget is wrapped, with ErrCorrupt, by the error of a charge the
+// budget cannot take. No payload the generator writes needs more than the
+// default; a caller holding several kernels can let go of some and try
+// again.
+var ErrOverBudget = errors.New("decode budget exceeded")
+
+// Budget is the memory one opened payload may hold, decoded, across all
+// calls: the runtime opens each payload with one. A decoder charges it
+// before it allocates, with what its result will really occupy (records
+// counted times their size in memory, copies of strings, cilium/ebpf's
+// decoded types), and gives back what it drops. What a payload caches
+// (index blocks, dictionaries, verdicts) stays charged while the
+// payload lives. A nil *Budget has no limit. It is safe for concurrent
+// use.
 type Budget struct {
-	limit int64
-	used  atomic.Int64
+	limit uint64
+	mu    sync.Mutex
+	used  uint64
 }
 
 // NewBudget returns a budget of limit bytes; limit <= 0 means
@@ -32,18 +49,44 @@ func NewBudget(limit int64) *Budget {
 	if limit <= 0 {
 		limit = DefaultBudget
 	}
-	return &Budget{limit: limit}
+	return &Budget{limit: uint64(limit)}
 }
 
-// Charge takes n bytes for what from the budget, or fails with an error
-// wrapping ErrCorrupt: no payload the generator writes needs more.
+// Charge takes n bytes for what, or fails with an error wrapping
+// ErrCorrupt and ErrOverBudget and takes nothing.
 func (b *Budget) Charge(n uint64, what string) error {
 	if b == nil {
 		return nil
 	}
-	used := b.used.Add(int64(min(n, uint64(b.limit)+1)))
-	if used > b.limit {
-		return fmt.Errorf("%w: %s: decoding %d more bytes exceeds the decode budget of %d bytes for one call", ErrCorrupt, what, n, b.limit)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.limit-b.used {
+		return fmt.Errorf("%w: %s: %d more bytes exceed the decode budget of %d bytes (%d in use): %w",
+			ErrCorrupt, what, n, b.limit, b.used, ErrOverBudget)
 	}
+	b.used += n
 	return nil
+}
+
+// Release gives back n bytes an earlier Charge took.
+func (b *Budget) Release(n uint64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.used {
+		panic(fmt.Sprintf("payload: budget released %d bytes, %d charged", n, b.used))
+	}
+	b.used -= n
+}
+
+// Used is how many bytes are charged now.
+func (b *Budget) Used() uint64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }

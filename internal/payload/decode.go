@@ -4,53 +4,60 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Payload is an opened payload: header and directory checked, blocks and
 // blobs decoded on demand. It is safe for concurrent use; each block and
-// dictionary is decompressed at most once.
+// dictionary is decompressed at most once, and stays charged to the budget
+// of the call that decoded it (the runtime passes one budget to every
+// call, so what a payload caches counts once, for its whole life).
 type Payload struct {
 	blocksArea, data []byte
 	dir              *directory
-	blocks           []lazyBlock
+	blocks           []lazy[[]Entry]
 
-	mu    sync.Mutex
-	dicts map[DictRecord]*lazyDict
+	mu       sync.Mutex
+	dicts    map[DictRecord]*lazy[[]byte]
+	verdicts lazy[*VerdictTable]
+}
 
-	verdicts struct {
-		once  sync.Once
-		done  atomic.Bool // once has run: later calls are not charged
-		table *VerdictTable
-		err   error
+// lazy is a value decoded once. Unlike a sync.Once, a decode that failed
+// for want of budget is not remembered: it is tried again by the next
+// call, which may have more budget (the runtime lets go of kernels it
+// holds when a charge fails).
+type lazy[T any] struct {
+	mu   sync.Mutex
+	done bool
+	v    T
+	err  error
+}
+
+func (l *lazy[T]) get(decode func() (T, error)) (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.v, l.err = decode()
+		l.done = !errors.Is(l.err, ErrOverBudget)
 	}
-}
-
-type lazyBlock struct {
-	once    sync.Once
-	done    atomic.Bool // decoded: later calls are not charged
-	entries []Entry
-	err     error
-}
-
-type lazyDict struct {
-	once    sync.Once
-	done    atomic.Bool
-	content []byte
-	err     error
+	return l.v, l.err
 }
 
 // Open checks payload's header and checksum and decodes its directory; it
 // decompresses no block and no kernel BTF, so it costs the same however
 // many kernels the payload holds. payload must not be modified
 // afterwards. A malformed payload gives an error wrapping ErrCorrupt.
-func Open(payload []byte) (*Payload, error) {
+func Open(payload []byte) (*Payload, error) { return OpenBudget(payload, nil) }
+
+// OpenBudget is Open, charging bud for the decoded directory, which the
+// Payload holds.
+func OpenBudget(payload []byte, bud *Budget) (*Payload, error) {
 	if len(payload) < HeaderLen {
 		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", ErrCorrupt, len(payload))
 	}
@@ -74,16 +81,20 @@ func Open(payload []byte) (*Payload, error) {
 	if dirLen > uint64(len(rest)) || blocksLen > uint64(len(rest))-dirLen {
 		return nil, fmt.Errorf("%w: directory (%d bytes) and blocks (%d) overrun the payload", ErrCorrupt, dirLen, blocksLen)
 	}
-	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen))
+	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen), bud)
 	if err != nil {
+		return nil, err
+	}
+	if err := bud.Charge(uint64(len(dir.blocks))*sizeLazyBlock, "directory"); err != nil {
+		bud.Release(dir.held)
 		return nil, err
 	}
 	return &Payload{
 		blocksArea: rest[dirLen : dirLen+blocksLen],
 		data:       rest[dirLen+blocksLen:],
 		dir:        dir,
-		blocks:     make([]lazyBlock, len(dir.blocks)),
-		dicts:      map[DictRecord]*lazyDict{},
+		blocks:     make([]lazy[[]Entry], len(dir.blocks)),
+		dicts:      map[DictRecord]*lazy[[]byte]{},
 	}, nil
 }
 
@@ -94,29 +105,34 @@ func (p *Payload) Len() int { return int(p.dir.entries) }
 func (p *Payload) ModuleNames(arch string) []string { return p.dir.modules[arch] }
 
 // block decompresses and decodes block i, once, charging bud the first
-// time.
+// time with what the decoded block holds: its bytes, which its strings
+// share, and its records at their size in memory.
 func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
-	b := &p.blocks[i]
-	if !b.done.Load() {
-		if err := bud.Charge(p.dir.blocks[i].raw, fmt.Sprintf("block %d", i)); err != nil {
+	return p.blocks[i].get(func() ([]Entry, error) {
+		ref := p.dir.blocks[i]
+		what := fmt.Sprintf("block %d", i)
+		// The frame's bytes, and the reader's copy of them, which the
+		// entries' strings keep.
+		if err := bud.Charge(2*ref.raw, what); err != nil {
 			return nil, err
 		}
-	}
-	b.once.Do(func() {
-		defer b.done.Store(true)
-		ref := p.dir.blocks[i]
 		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
-			b.err = fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
-			return
+			bud.Release(2 * ref.raw)
+			return nil, fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
 		}
 		var next *kernelkey.Key
 		if i+1 < len(p.dir.blocks) {
 			next = &p.dir.blocks[i+1].first
 		}
-		b.entries, b.err = readBlock(i, raw, ref.first, next, len(p.data), p.dir)
+		entries, err := readBlock(i, raw, ref.first, next, len(p.data), p.dir, bud)
+		if err != nil {
+			bud.Release(2 * ref.raw) // readBlock gave back its own
+			return nil, err
+		}
+		bud.Release(ref.raw) // raw itself
+		return entries, nil
 	})
-	return b.entries, b.err
 }
 
 // blockOf is the index of the block that would hold key, -1 if none.
@@ -170,29 +186,78 @@ func (p *Payload) Release(arch, release string, bud *Budget) ([]Entry, error) {
 }
 
 // Entries decodes every block, within bud, and returns all entries in key
-// order.
+// order. The result is a copy, the caller's.
 func (p *Payload) Entries(bud *Budget) ([]Entry, error) {
 	var out []Entry
-	for bi := range p.blocks {
-		entries, err := p.block(bi, bud)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, entries...)
-	}
-	if uint64(len(out)) != p.dir.entries {
-		return nil, fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, len(out), p.dir.entries)
+	if err := p.each(bud, func(entries []Entry) { out = append(out, entries...) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// Blob decodes b within bud, which is charged its raw length: the caller
-// parses it. The result is freshly allocated or a slice of dictionary
-// content; callers must not modify it.
+// Keys decodes every block, within bud, and returns every entry's key in
+// order. The result is the caller's: a quarter of what the blocks hold.
+func (p *Payload) Keys(bud *Budget) ([]kernelkey.Key, error) {
+	var out []kernelkey.Key
+	if err := p.each(bud, func(entries []Entry) {
+		for _, e := range entries {
+			out = append(out, e.Key)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// each decodes every block within bud and passes its entries to fn.
+func (p *Payload) each(bud *Budget, fn func([]Entry)) error {
+	n := 0
+	for bi := range p.blocks {
+		entries, err := p.block(bi, bud)
+		if err != nil {
+			return err
+		}
+		n += len(entries)
+		fn(entries)
+	}
+	if uint64(n) != p.dir.entries {
+		return fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, n, p.dir.entries)
+	}
+	return nil
+}
+
+// Blob decodes b, charging bud for the bytes it returns (b.Held(), which
+// the caller releases when it drops them) and, while it runs, for the
+// packed form it unpacks them from. The result is freshly allocated or a
+// slice of the payload or of dictionary content; callers must not modify
+// it.
 func (p *Payload) Blob(b Blob, bud *Budget) ([]byte, error) {
+	what := fmt.Sprintf("blob at %d", b.Off)
+	if err := bud.Charge(b.Held(), what); err != nil {
+		return nil, err
+	}
+	raw, err := p.blob(b, bud, what)
+	if err != nil {
+		bud.Release(b.Held())
+	}
+	return raw, err
+}
+
+func (p *Payload) blob(b Blob, bud *Budget, what string) ([]byte, error) {
+	if b.PackedLen == 0 {
+		return p.form(b, bud)
+	}
+	var tmp uint64 // the packed form, if decompressed here
+	if b.Codec == CodecDeflate {
+		tmp = b.PackedLen
+	}
+	if err := bud.Charge(tmp, what); err != nil {
+		return nil, err
+	}
+	defer bud.Release(tmp)
 	form, err := p.form(b, bud)
-	if err != nil || b.PackedLen == 0 {
-		return form, err
+	if err != nil {
+		return nil, err
 	}
 	raw, err := Unpack(form, int(b.RawLen))
 	if err != nil {
@@ -201,32 +266,19 @@ func (p *Payload) Blob(b Blob, bud *Budget) ([]byte, error) {
 	return raw, nil
 }
 
-// BlobReader returns a reader of b that unpacks it while it is read,
-// charging bud as Blob does.
-func (p *Payload) BlobReader(b Blob, bud *Budget) (io.ReaderAt, error) {
-	form, err := p.form(b, bud)
-	if err != nil {
-		return nil, err
+// Held is how many bytes Payload.Blob allocates for b's raw form: its raw
+// length where it is decompressed or unpacked, 0 where the raw form is a
+// slice of the payload or of a dictionary.
+func (b Blob) Held() uint64 {
+	if b.Codec == CodecDeflate || b.PackedLen != 0 {
+		return b.RawLen
 	}
-	if b.PackedLen == 0 {
-		return bytes.NewReader(form), nil
-	}
-	r, err := newUnpackReader(form, int(b.RawLen))
-	if err != nil {
-		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, b.Off, err)
-	}
-	return r, nil
+	return 0
 }
 
 // form decompresses b to its packed form (its raw form if it is not
-// packed), charging bud the raw length, and the packed form where it is
-// decompressed here.
+// packed); the caller has charged whatever that allocates.
 func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
-	want := bl.formLen()
-	what := fmt.Sprintf("blob at %d", bl.Off)
-	if err := bud.Charge(bl.RawLen, what); err != nil {
-		return nil, err
-	}
 	switch bl.Codec {
 	case CodecStored:
 		return p.data[bl.Off : bl.Off+bl.N], nil
@@ -237,11 +289,6 @@ func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
 		}
 		return content[bl.Off : bl.Off+bl.N], nil
 	}
-	if bl.PackedLen != 0 {
-		if err := bud.Charge(want, what); err != nil {
-			return nil, err
-		}
-	}
 	var dict []byte
 	if bl.Dict.ID != 0 {
 		var err error
@@ -249,7 +296,7 @@ func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
 			return nil, err
 		}
 	}
-	form, err := inflate(dict, p.data[bl.Off:bl.Off+bl.N], want)
+	form, err := inflate(dict, p.data[bl.Off:bl.Off+bl.N], bl.formLen())
 	if err != nil {
 		return nil, fmt.Errorf("%w: blob at %d: %w", ErrCorrupt, bl.Off, err)
 	}
@@ -259,41 +306,38 @@ func (p *Payload) form(bl Blob, bud *Budget) ([]byte, error) {
 // dict decompresses dictionary d, stored against base (ID 0: none), once
 // per payload, and returns its content. Blocks repeat the records of the
 // dictionaries they share; the whole record is the key, so a corrupt copy
-// cannot stand for another. bud is charged the first time.
+// cannot stand for another. bud is charged the content the first time.
 func (p *Payload) dict(d, base DictRecord, bud *Budget) ([]byte, error) {
 	local := d
 	local.Base = base.ID // the block-local base number is not payload-wide
 	p.mu.Lock()
 	ld := p.dicts[local]
 	if ld == nil {
-		ld = &lazyDict{}
+		// The map holds at most the dictionary records of the blocks
+		// decoded, each charged a slot with its block.
+		ld = &lazy[[]byte]{}
 		p.dicts[local] = ld
 	}
 	p.mu.Unlock()
-	if !ld.done.Load() {
-		if err := bud.Charge(d.RawLen, fmt.Sprintf("dictionary %d", d.ID)); err != nil {
-			return nil, err
-		}
-	}
-	ld.once.Do(func() {
-		defer ld.done.Store(true)
+	return ld.get(func() ([]byte, error) {
 		var preset []byte // the base's content, if any
 		if base.ID != 0 {
 			// readBlock guarantees the base has no base itself.
 			var err error
 			if preset, err = p.dict(base, DictRecord{}, bud); err != nil {
-				ld.err = err
-				return
+				return nil, err
 			}
+		}
+		if err := bud.Charge(d.RawLen, fmt.Sprintf("dictionary %d", d.ID)); err != nil {
+			return nil, err
 		}
 		content, err := inflate(preset, p.data[d.Off:d.Off+d.N], d.RawLen)
 		if err != nil {
-			ld.err = fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
-			return
+			bud.Release(d.RawLen)
+			return nil, fmt.Errorf("%w: dictionary %d: %w", ErrCorrupt, d.ID, err)
 		}
-		ld.content = content
+		return content, nil
 	})
-	return ld.content, ld.err
 }
 
 // inflate decompresses stream, raw DEFLATE (RFC 1951) made against

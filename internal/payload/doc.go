@@ -142,5 +142,9 @@
 //     against MaxBlobLen before any allocation, and the CRC-32C catches
 //     accidental corruption before any decompression (it is the one
 //     part of Open that reads every byte, at memory speed), so a bad payload is
-//     an error wrapping ErrCorrupt, never a panic or a huge allocation.
+//     an error wrapping ErrCorrupt, never a panic. What decoding allocates
+//     is charged to a Budget first, at its size in memory (records times
+//     their size, cilium/ebpf's decoded BTF as CheckBTF computes it), and
+//     what a Payload caches stays charged: one budget bounds an opened
+//     payload across calls (budget.go).
 package payload

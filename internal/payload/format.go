@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -228,14 +229,60 @@ func AppendFrames(dir []byte, frames, raws [][]byte) []byte {
 // reader decodes varints and strings with bounds checks; the first error
 // sticks. what names the part being read, for errors. It reads a copy of
 // its input made once, as a string, so that the strings it returns are
-// slices of it and cost no allocation each.
+// slices of it and cost no allocation each. Records are allocated after
+// alloc charged bud for them; held is what it charged.
 type reader struct {
 	b    string
 	what string
 	err  error
+	bud  *Budget
+	held uint64
 }
 
-func newReader(b []byte, what string) *reader { return &reader{b: string(b), what: what} }
+// newReader reads b, charging bud (if not nil) for records; the caller
+// has charged the copy of b.
+func newReader(b []byte, what string, bud *Budget) *reader {
+	return &reader{b: string(b), what: what, bud: bud}
+}
+
+// alloc charges the budget for n records of size bytes each, which the
+// caller allocates next, and returns n; 0 once the reader has failed.
+// n comes from count, so it is bounded by the input, but a record in
+// memory is 8 to 70 times its bytes on the wire: the budget, not the
+// input, bounds what decoding holds.
+func (r *reader) alloc(n int, size uintptr, what string) int {
+	if r.err != nil {
+		return 0
+	}
+	c := uint64(n) * uint64(size)
+	if err := r.bud.Charge(c, r.what+": "+what); err != nil {
+		r.err = err
+		return 0
+	}
+	r.held += c
+	return n
+}
+
+// failed gives back what the reader charged if it failed, and returns its
+// error.
+func (r *reader) failed() error {
+	if r.err != nil {
+		r.bud.Release(r.held)
+		r.held = 0
+	}
+	return r.err
+}
+
+// Sizes in memory of what the decoder allocates per record.
+const (
+	sizeString    = uint64(unsafe.Sizeof(""))
+	sizeSlice     = uint64(unsafe.Sizeof([]byte(nil)))
+	sizeLazyBlock = uint64(unsafe.Sizeof(lazy[[]Entry]{}))
+	// sizeMapEntry bounds what one entry of a small map costs: a Go
+	// map's slots hold at most 7/8 of their groups, doubling as they
+	// grow, plus the table's header.
+	sizeMapEntry = 128
+)
 
 func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
@@ -322,6 +369,7 @@ type blockRef struct {
 
 // directory is the decoded directory.
 type directory struct {
+	held    uint64 // charged for the directory's bytes and records
 	entries uint64
 	modules map[string][]string // per arch, sorted
 	blocks  []blockRef
@@ -334,8 +382,12 @@ type directory struct {
 // readDirectory decodes and validates a directory against a blocks area of blocksLen bytes followed by a data area of
 // dataLen bytes: the directory states the data area's length, so a
 // truncated payload is caught here and not when some kernel is selected.
-func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
-	r := newReader(b, "directory")
+func readDirectory(b []byte, blocksLen, dataLen int, bud *Budget) (*directory, error) {
+	if err := bud.Charge(uint64(len(b)), "directory"); err != nil {
+		return nil, err
+	}
+	r := newReader(b, "directory", bud)
+	r.held = uint64(len(b))
 	if n := r.uv("data length"); r.err == nil && n != uint64(dataLen) {
 		r.fail("data area of %d bytes, expected %d", dataLen, n)
 	}
@@ -343,7 +395,8 @@ func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
 	arches := r.count("arches", 2)
 	for i := 0; i < arches && r.err == nil; i++ {
 		arch := r.str("arch")
-		names := make([]string, r.count("module names", 1))
+		r.alloc(1, sizeMapEntry, "arch")
+		names := make([]string, r.alloc(r.count("module names", 1), uintptr(sizeString), "module names"))
 		for j := range names {
 			names[j] = r.str("module name")
 			if r.err == nil && (!ValidModuleName(names[j]) || j > 0 && names[j-1] >= names[j]) {
@@ -355,7 +408,7 @@ func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
 		}
 		d.modules[arch] = names
 	}
-	d.blocks = make([]blockRef, r.count("blocks", 6))
+	d.blocks = make([]blockRef, r.alloc(r.count("blocks", 6), unsafe.Sizeof(blockRef{}), "blocks"))
 	for i := range d.blocks {
 		d.blocks[i].first = r.key()
 		if r.err == nil && i > 0 && d.blocks[i-1].first.Compare(d.blocks[i].first) >= 0 {
@@ -390,7 +443,11 @@ func readDirectory(b []byte, blocksLen, dataLen int) (*directory, error) {
 	if r.err == nil && (d.entries < uint64(len(d.blocks)) || d.entries > uint64(len(d.blocks))*math.MaxInt32) {
 		r.fail("%d entries in %d blocks", d.entries, len(d.blocks))
 	}
-	return d, r.err
+	if err := r.failed(); err != nil {
+		return nil, err
+	}
+	d.held = r.held
+	return d, nil
 }
 
 // Entry is one kernel's record, its blobs resolved.
@@ -423,15 +480,31 @@ type Blob struct {
 
 // readBlock decodes and validates block i, raw, whose entries must sort
 // at or after first and before next (if not nil), against a data area of
-// dataLen bytes and the directory's verdict sets.
-func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory) ([]Entry, error) {
-	r := newReader(raw, fmt.Sprintf("block %d", i))
+// dataLen bytes and the directory's verdict sets. It charges bud for the
+// records, which the entries hold; the caller has charged the copy of
+// raw. On error it has given back what it charged.
+func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory, bud *Budget) ([]Entry, error) {
+	r := newReader(raw, fmt.Sprintf("block %d", i), bud)
+	entries, err := r.block(first, next, dataLen, dir)
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		r.err = err
+		return nil, r.failed()
+	}
+	return entries, nil
+}
+
+func (r *reader) block(first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory) ([]Entry, error) {
 	inData := func(what string, j int, off, n uint64) {
 		if r.err == nil && (off > uint64(dataLen) || n > uint64(dataLen)-off) {
 			r.fail("%s %d: bytes [%d, +%d) outside the %d-byte data area", what, j, off, n, dataLen)
 		}
 	}
-	dicts := make([]DictRecord, r.count("dictionaries", 5))
+	// A dictionary record, and its slot in Payload.dicts once used.
+	dictSize := unsafe.Sizeof(DictRecord{}) + unsafe.Sizeof(lazy[[]byte]{}) + sizeMapEntry
+	dicts := make([]DictRecord, r.alloc(r.count("dictionaries", 5), dictSize, "dictionaries"))
 	for j := range dicts {
 		d := DictRecord{ID: r.uv("dictionary ID"), Off: r.uv("dictionary offset"), N: r.uv("dictionary size"),
 			RawLen: r.uv("dictionary length"), Base: r.below("dictionary base", j+1)}
@@ -444,7 +517,7 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 		}
 		dicts[j] = d
 	}
-	blobs := make([]Blob, r.count("blobs", 6))
+	blobs := make([]Blob, r.alloc(r.count("blobs", 6), unsafe.Sizeof(Blob{}), "blobs"))
 	for j := range blobs {
 		bl := BlobRecord{
 			Codec:     r.uv("blob codec"),
@@ -498,12 +571,12 @@ func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, data
 		}
 		return blobs[i]
 	}
-	entries := make([]Entry, r.count("entries", 6))
+	entries := make([]Entry, r.alloc(r.count("entries", 6), unsafe.Sizeof(Entry{}), "entries"))
 	for j := range entries {
 		e := &entries[j]
 		e.Key = r.key()
 		e.VMLinux = blob("vmlinux blob")
-		e.Modules = make([]EntryModule, r.count("modules", 3))
+		e.Modules = make([]EntryModule, r.alloc(r.count("modules", 3), unsafe.Sizeof(EntryModule{}), "modules"))
 		for k := range e.Modules {
 			m := &e.Modules[k]
 			m.Name = r.str("module name")

@@ -5,6 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/btfembed/btfembed/internal/safetext"
 )
 
 // Verdicts of the verdicts section: what a row predicts for its program.
@@ -13,6 +17,25 @@ const (
 	VerdictFails   = 1
 	VerdictUnknown = 2
 )
+
+// Kinds are the words a row's kind may be, the generator's predict.Kind
+// (docs/predictions.md describes each). A reader refuses any other word:
+// the runtime hands Kind to agents as a stable word to switch on and log,
+// so one from a crafted payload ("explodes", an escape sequence) must not
+// reach them. The generator and the runtime are built from one module, so
+// a kind added later is in both.
+var Kinds = []string{
+	"core", "helper", "map_type", "prog_type", "attach_type", "kfunc",
+	"global_data", "bpf_call", "btf_id_attach", "ctx_access", "jit", "analysis",
+}
+
+// ValidKind reports whether kind is one of Kinds.
+func ValidKind(kind string) bool { return slices.Contains(Kinds, kind) }
+
+// ValidName reports whether name can be an object's or a program's name:
+// not empty, valid UTF-8 and printable throughout (bpf2go's object file
+// names and C identifiers are), so that an agent can print it as it is.
+func ValidName(name string) bool { return name != "" && safetext.Escape(name) == name }
 
 // ObjectRecord is an object that some row is about: its name (the file's
 // base name) and the names of all its programs, sorted, which is how a
@@ -85,25 +108,40 @@ func (t *VerdictTable) marshal() []byte {
 }
 
 // readVerdicts decodes and validates a verdicts section that the directory
-// says holds sets sets.
-func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
-	r := newReader(raw, "verdicts")
-	t := &VerdictTable{Objects: make([]ObjectRecord, r.count("objects", 2))}
+// says holds sets sets, charging bud for its records (the caller has
+// charged the copy of raw). Names must be ValidName and kinds ValidKind;
+// reasons are free text, which the runtime escapes. On error it has given
+// back what it charged.
+func readVerdicts(raw []byte, sets uint64, bud *Budget) (*VerdictTable, error) {
+	r := newReader(raw, "verdicts", bud)
+	t, err := r.verdicts(sets)
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		r.err = err
+		return nil, r.failed()
+	}
+	return t, nil
+}
+
+func (r *reader) verdicts(sets uint64) (*VerdictTable, error) {
+	t := &VerdictTable{Objects: make([]ObjectRecord, r.alloc(r.count("objects", 2), unsafe.Sizeof(ObjectRecord{}), "objects"))}
 	for i := range t.Objects {
 		o := &t.Objects[i]
 		o.Name = r.str("object name")
-		o.Programs = make([]string, r.count("programs", 1))
+		o.Programs = make([]string, r.alloc(r.count("programs", 1), uintptr(sizeString), "programs"))
 		for j := range o.Programs {
 			o.Programs[j] = r.str("program name")
-			if r.err == nil && (o.Programs[j] == "" || j > 0 && o.Programs[j-1] >= o.Programs[j]) {
-				r.fail("object %q: empty or unsorted program name %q", o.Name, o.Programs[j])
+			if r.err == nil && (!ValidName(o.Programs[j]) || j > 0 && o.Programs[j-1] >= o.Programs[j]) {
+				r.fail("object %q: empty, unprintable or unsorted program name %q", o.Name, o.Programs[j])
 			}
 		}
-		if r.err == nil && (o.Name == "" || len(o.Programs) == 0) {
-			r.fail("object %d: no name or no program", i)
+		if r.err == nil && (!ValidName(o.Name) || len(o.Programs) == 0) {
+			r.fail("object %d: no name, an unprintable one (%q), or no program", i, o.Name)
 		}
 	}
-	t.Rows = make([]RowRecord, r.count("rows", 4))
+	t.Rows = make([]RowRecord, r.alloc(r.count("rows", 4), unsafe.Sizeof(RowRecord{}), "rows"))
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		row.Object = r.below("row object", len(t.Objects))
@@ -116,12 +154,15 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 			r.fail("row %d: verdict %d", i, row.Verdict)
 		}
 		row.Kind = r.str("row kind")
-		row.Reasons = make([]string, r.count("reasons", 1))
+		if r.err == nil && !ValidKind(row.Kind) {
+			r.fail("row %d: kind %q is none of %s", i, row.Kind, strings.Join(Kinds, ", "))
+		}
+		row.Reasons = make([]string, r.alloc(r.count("reasons", 1), uintptr(sizeString), "reasons"))
 		for j := range row.Reasons {
 			row.Reasons[j] = r.str("reason")
 		}
-		if r.err == nil && (row.Kind == "" || len(row.Reasons) == 0) {
-			r.fail("row %d: no kind or no reason", i)
+		if r.err == nil && len(row.Reasons) == 0 {
+			r.fail("row %d: no reason", i)
 		}
 		if r.err == nil && i > 0 && compareRows(t.Rows[i-1], *row) >= 0 {
 			r.fail("row %d out of order", i)
@@ -135,9 +176,9 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	t.Sets = make([][]uint64, n)
+	t.Sets = make([][]uint64, r.alloc(n, uintptr(sizeSlice), "sets"))
 	for i := range t.Sets {
-		set := make([]uint64, r.count("set rows", 1))
+		set := make([]uint64, r.alloc(r.count("set rows", 1), 8, "set rows"))
 		next := uint64(0) // the least index the next row may have
 		for j := range set {
 			d := r.uv("set row")
@@ -164,7 +205,7 @@ func readVerdicts(raw []byte, sets uint64) (*VerdictTable, error) {
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d trailing bytes", len(r.b))
 	}
-	return t, r.err
+	return t, nil
 }
 
 // compareRows orders rows by object, program, verdict, kind, then reasons.
@@ -194,7 +235,8 @@ type Prediction struct {
 // load or that may not, sorted by object and program; none when every
 // program is predicted to load. It decodes the verdicts section once per
 // payload, charging bud the first time; a corrupt one gives an error
-// wrapping ErrCorrupt.
+// wrapping ErrCorrupt. The result (one Prediction per row of the set, the
+// set charged with the table) is the caller's.
 func (p *Payload) Predictions(e Entry, bud *Budget) ([]Prediction, error) {
 	if e.Verdicts == 0 {
 		return nil, nil
@@ -218,24 +260,29 @@ func (p *Payload) Predictions(e Entry, bud *Budget) ([]Prediction, error) {
 	return out, nil
 }
 
-// verdictTable decompresses and decodes the verdicts section, once.
+// verdictTable decompresses and decodes the verdicts section, once,
+// charging bud the first time with what the table holds.
 func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
-	if !p.verdicts.done.Load() {
-		if err := bud.Charge(p.dir.verdicts.raw, "verdicts"); err != nil {
+	return p.verdicts.get(func() (*VerdictTable, error) {
+		ref := p.dir.verdicts
+		// The frame's bytes, and the reader's copy of them, which the
+		// table's strings keep.
+		if err := bud.Charge(2*ref.raw, "verdicts"); err != nil {
 			return nil, err
 		}
-	}
-	p.verdicts.once.Do(func() {
-		defer p.verdicts.done.Store(true)
-		ref := p.dir.verdicts
 		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
 		if err != nil {
-			p.verdicts.err = fmt.Errorf("%w: verdicts: %w", ErrCorrupt, err)
-			return
+			bud.Release(2 * ref.raw)
+			return nil, fmt.Errorf("%w: verdicts: %w", ErrCorrupt, err)
 		}
-		p.verdicts.table, p.verdicts.err = readVerdicts(raw, p.dir.sets)
+		t, err := readVerdicts(raw, p.dir.sets, bud)
+		if err != nil {
+			bud.Release(2 * ref.raw)
+			return nil, err
+		}
+		bud.Release(ref.raw) // raw itself
+		return t, nil
 	})
-	return p.verdicts.table, p.verdicts.err
 }
 
 // VerdictsSize is the size of the verdicts section: its frame as stored

@@ -27,7 +27,7 @@ func FuzzVerdicts(f *testing.F) {
 	}
 	f.Add(raw, p.dir.sets)
 	f.Fuzz(func(t *testing.T, raw []byte, sets uint64) {
-		tab, err := readVerdicts(raw, sets)
+		tab, err := readVerdicts(raw, sets, nil)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v does not wrap ErrCorrupt", err)

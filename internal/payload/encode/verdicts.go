@@ -48,8 +48,8 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 				continue
 			}
 			progs := slices.Sorted(slices.Values(given))
-			if p.Object.Name == "" || len(progs) == 0 || slices.Contains(progs, "") || len(slices.Compact(slices.Clone(progs))) != len(progs) {
-				return fmt.Errorf("entry %s: object %q: no name, or no, empty or repeated programs", e.Key, p.Object.Name)
+			if !payload.ValidName(p.Object.Name) || len(progs) == 0 || slices.ContainsFunc(progs, func(p string) bool { return !payload.ValidName(p) }) || len(slices.Compact(slices.Clone(progs))) != len(progs) {
+				return fmt.Errorf("entry %s: object %q: no or an unprintable name, or no, empty, unprintable or repeated programs", e.Key, p.Object.Name)
 			}
 			if old, ok := objects[p.Object.Name]; ok && !slices.Equal(old.sorted, progs) {
 				return fmt.Errorf("object %s listed with two sets of programs", p.Object.Name)
@@ -87,8 +87,8 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 			if p.Verdict != payload.VerdictFails && p.Verdict != payload.VerdictUnknown {
 				return fmt.Errorf("entry %s: %s %s: verdict %d", e.Key, p.Object.Name, p.Program, p.Verdict)
 			}
-			if p.Kind == "" || len(p.Reasons) == 0 {
-				return fmt.Errorf("entry %s: %s %s: no kind or no reason", e.Key, p.Object.Name, p.Program)
+			if !payload.ValidKind(p.Kind) || len(p.Reasons) == 0 {
+				return fmt.Errorf("entry %s: %s %s: kind %q (none of %s) or no reason", e.Key, p.Object.Name, p.Program, p.Kind, strings.Join(payload.Kinds, ", "))
 			}
 			id := [2]uint64{o, uint64(prog)}
 			if seen[id] {

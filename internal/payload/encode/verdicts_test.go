@@ -79,6 +79,8 @@ func TestEncodeVerdictsRejects(t *testing.T) {
 		"verdict loads":       func(p *encode.Prediction) { p.Verdict = 0 },
 		"no reason":           func(p *encode.Prediction) { p.Reasons = nil },
 		"no kind":             func(p *encode.Prediction) { p.Kind = "" },
+		"kind of no verdict":  func(p *encode.Prediction) { p.Kind = "explodes" },
+		"unprintable object":  func(p *encode.Prediction) { p.Object.Name = "bpf\x1b[2J.o" },
 		"object without name": func(p *encode.Prediction) { p.Object.Name = "" },
 		// Other kernels' rows list the object's three programs.
 		"other programs": func(p *encode.Prediction) { p.Object.Programs = []string{"handle_fork"} },
