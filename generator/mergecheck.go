@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/safetext"
+	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -79,18 +81,25 @@ func checkPartKernel(k *partKernel) error {
 	return nil
 }
 
-// withinBudget checks that the runtime's default decode budget serves an
-// entry: its vmlinux BTF, and each module's distilled base and split BTF.
-// A fresh entry is a few KB to a few hundred; one over the budget comes
-// from a crafted part or cache entry, and would embed a kernel the
-// runtime refuses.
+// withinBudget checks that the runtime, with its default decode budget,
+// serves an entry: it encodes the entry alone and selects it with
+// package runtime, which checks, loads and decodes its vmlinux and
+// module BTF as an agent would, charging what that holds in memory
+// (decoded types take 8 to 47 times their bytes, so a byte count would
+// not do). A fresh entry is a few KB to a few hundred and takes
+// milliseconds; one the runtime refuses comes from a crafted part or
+// cache entry, and would embed a kernel every agent refuses.
 func withinBudget(e *encode.Entry) error {
-	total := uint64(len(e.VMLinux))
-	for _, m := range e.Modules {
-		total += uint64(len(m.Base) + len(m.Split))
+	var b bytes.Buffer
+	if err := encode.Write(&b, []encode.Entry{{Key: e.Key, VMLinux: e.VMLinux, Modules: e.Modules}}, nil); err != nil {
+		return fmt.Errorf("kernel %s: encode: %w", e.Key, err)
 	}
-	if total > payload.DefaultBudget {
-		return fmt.Errorf("kernel %s: %d bytes of BTF, more than the runtime's decode budget of %d", e.Key, total, payload.DefaultBudget)
+	assets, err := btfruntime.Open(b.Bytes())
+	if err == nil {
+		_, err = assets.Lookup(e.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("kernel %s: the runtime would refuse its embedded BTF (decode budget %d MiB): %w", e.Key, payload.DefaultBudget>>20, err)
 	}
 	return nil
 }
