@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cilium/ebpf/cmd/bpf2go/gen"
-
 	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kernelarch"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -33,20 +31,22 @@ import (
 
 // bpf2goArches maps bpf2go's Linux architecture names (the x86 of
 // bpf_x86_bpfel.o, its __TARGET_ARCH_* suffixes) to the GOARCHes whose
-// target compiles for them, as bpf2go's own target table says; the kernel
-// architectures they pair with are those GOARCHes in the
-// kernelkey.NormalizeArch spelling.
-var bpf2goArches = func() map[string][]string {
-	m := map[string][]string{}
-	for goarch, target := range gen.TargetsByGoArch() {
-		if target.IsGeneric() {
-			continue
-		}
-		linux, _, _ := strings.Cut(target.Suffix(), "_") // <linux>_<bpfel|bpfeb>
-		m[linux] = append(m[linux], string(goarch))
-	}
-	return m
-}()
+// target compiles for them; the kernel architectures they pair with are
+// those GOARCHes in the kernelkey.NormalizeArch spelling. It is bpf2go's
+// own target table (gen.TargetsByGoArch of cilium/ebpf's cmd/bpf2go/gen,
+// without its generic targets), kept here as a constant because importing
+// gen links bpf2go's code generator and its template into btfembed for
+// one map; TestBpf2goArches fails when the two differ.
+var bpf2goArches = map[string][]string{
+	"arm":       {"arm"},
+	"arm64":     {"arm64"},
+	"loongarch": {"loong64"},
+	"mips":      {"mips"},
+	"powerpc":   {"ppc64", "ppc64le"},
+	"riscv":     {"riscv64"},
+	"s390":      {"s390x"},
+	"x86":       {"386", "amd64"},
+}
 
 // pairing is the set of kernel architectures one object pairs with.
 type pairing struct {

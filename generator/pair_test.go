@@ -1,11 +1,14 @@
 package generator
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf/cmd/bpf2go/gen"
 
 	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kerneltest"
@@ -62,6 +65,32 @@ func TestPairObject(t *testing.T) {
 				t.Errorf("pairs with %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBpf2goArches compares pair.go's constant table with the one bpf2go
+// generates with, gen.TargetsByGoArch (of the cilium/ebpf version go.mod
+// pins): a cilium/ebpf upgrade that adds or renames a target fails here,
+// not in a user's pairing.
+func TestBpf2goArches(t *testing.T) {
+	want := map[string][]string{}
+	for goarch, target := range gen.TargetsByGoArch() {
+		if target.IsGeneric() {
+			continue
+		}
+		linux, _, _ := strings.Cut(target.Suffix(), "_") // <linux>_<bpfel|bpfeb>
+		want[linux] = append(want[linux], string(goarch))
+	}
+	for linux := range want {
+		slices.Sort(want[linux])
+	}
+	if !maps.EqualFunc(bpf2goArches, want, slices.Equal) {
+		t.Errorf("bpf2goArches = %v, bpf2go's targets say %v", bpf2goArches, want)
+	}
+	for linux, goarches := range bpf2goArches {
+		if !slices.IsSorted(goarches) {
+			t.Errorf("bpf2goArches[%q] = %v, not sorted", linux, goarches)
+		}
 	}
 }
 

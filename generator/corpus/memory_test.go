@@ -92,8 +92,8 @@ func hostileCases() []hostileCase {
 				extracttest.Section{Name: "./lib/modules/6.99.0-7-test/kernel/b.ko.xz", Data: b}))}
 		}, importReport("bombs.rpm"),
 			[]string{"ok arm64/6.99.0-7-test", "0 modules", "bombs.rpm:lib/modules/6.99.0-7-test/kernel/a.ko.xz: xz: more than", "b.ko.xz: xz: more than"}},
-		// go-rpmutils allocates what a header intro claims (4 GiB here,
-		// a fatal error before the limits were checked first).
+		// A reader allocating what a header intro claims asks for 4 GiB
+		// here (go-rpmutils did: a fatal error before the limits).
 		{"rpm header claiming 2^28 tags", func(tb testing.TB, dir string, n int64) []string {
 			pkg := smallKernelRPM(tb)
 			return []string{write(tb, dir, "tags.rpm", patched(pkg, 96+8, 0x0fffffff))}

@@ -4,8 +4,8 @@
 // payloads scanned for the BTF magic), ELF vmlinux and modules (.BTF and
 // .BTF.base), the kernel banner (release and distribution), Debian
 // packages (ar, control and data tarballs) and RPM packages (headers read
-// with go-rpmutils within rpm's limits, the cpio payload with
-// cavaliergopher/cpio: rpm.go says why), dist tags (disttag.go).
+// by hand within rpm's limits, rpmheader.go says why; the cpio payload
+// with cavaliergopher/cpio, rpm.go says why), dist tags (disttag.go).
 //
 // Every decoder streams its output against a cap (MaxBTF, MaxImage) and a
 // memory budget shared by all readers (memory.go, docs/threat-model.md),

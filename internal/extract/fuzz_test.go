@@ -2,8 +2,10 @@ package extract
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
@@ -77,10 +79,10 @@ func FuzzLZO(f *testing.F) {
 }
 
 // FuzzReadRPM feeds the RPM reader: the lead and header limits, the
-// headers through go-rpmutils, the payload decoders, cpio and the
-// modules. Its seeds (testdata/fuzz/FuzzReadRPM) are packages rpmbuild
-// made around a synthetic module, with gzip and zstd payloads, and cut
-// or patched copies of them.
+// headers (FuzzRPMHeader fuzzes their reader alone), the payload
+// decoders, cpio and the modules. Its seeds (testdata/fuzz/FuzzReadRPM)
+// are packages rpmbuild made around a synthetic module, with gzip and
+// zstd payloads, and cut or patched copies of them.
 func FuzzReadRPM(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := OpenRPM(bytes.NewReader(data))
@@ -88,5 +90,34 @@ func FuzzReadRPM(f *testing.F) {
 			return
 		}
 		p.ReadKernelFiles(1)
+	})
+}
+
+// FuzzRPMHeader feeds the RPM header reader (rpmheader.go) and the tags
+// taken from it. Whatever parses must index only data inside its store,
+// one entry's data clear of every other's. Its seeds
+// (testdata/fuzz/FuzzRPMHeader) are the signature and main headers of
+// packages rpmbuild made (TestRPMHeaderSeeds rewrites them).
+func FuzzRPMHeader(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tags, err := parseRPMTags(data, "header", maxRPMTags, maxRPMData)
+		if err != nil {
+			return
+		}
+		if len(tags.store) > len(data) {
+			t.Fatalf("a %d-byte store in %d bytes", len(tags.store), len(data))
+		}
+		byOffset := slices.SortedFunc(slices.Values(tags.entries), func(a, b rpmEntry) int {
+			return cmp.Or(cmp.Compare(a.off, b.off), cmp.Compare(a.end, b.end))
+		})
+		end := 0
+		for _, e := range byOffset {
+			if e.off < end || e.end < e.off || e.end > len(tags.store) {
+				t.Fatalf("tag %d's data [%d, %d) in a %d-byte store, after data ending at %d", e.tag, e.off, e.end, len(tags.store), end)
+			}
+			end = e.end
+		}
+		readRPMHeader(tags)
+		checkHeaderDigest(tags, data)
 	})
 }

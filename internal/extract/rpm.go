@@ -3,39 +3,32 @@ package extract
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/cavaliergopher/cpio"
-	rpmutils "github.com/sassoftware/go-rpmutils"
 )
 
-// RPM packages are read with two libraries, chosen by measuring both
-// candidates served here on the same packages (docs/corpus.md gives the
-// figures and commands):
+// RPM packages are read in two parts, chosen by measuring candidates on
+// the same packages (docs/corpus.md gives the figures and commands):
 //
-//   - github.com/sassoftware/go-rpmutils reads the lead and the two
-//     headers: it is the maintained Go reader of the RPM header format.
-//     It allocates what the headers' size fields claim before reading
-//     (a 16-byte intro claiming 0x0fffffff tags made it allocate 4 GiB and
-//     abort the process) and indexes tag data by unchecked offsets, so
-//     RPMHeaderLimits bounds both intros before it runs, the header is
-//     charged to the memory budget while it is read, and its panics are
-//     recovered.
-//   - github.com/cavaliergopher/cpio reads the payload, after this
+//   - the lead and the two headers by this package (rpmheader.go says
+//     why by hand): the limits below bound both intros before anything
+//     is read, the header is charged to the memory budget and read as
+//     its bytes arrive, every index entry is checked before a tag is
+//     taken, and the main header is checked against the signature
+//     header's digest of it (rpmdigest.go);
+//   - the payload by github.com/cavaliergopher/cpio, after this
 //     package's own decoders (the caps and windows of decompress.go).
-//     go-rpmutils' own payload reader allocates a cpio entry's claimed
-//     name size (4 GiB from a crafted entry) and skips an unread entry by
-//     allocating its whole size; its zstd decoder is a cgo binding without
-//     a window cap. cavaliergopher/cpio bounds names to 4 KiB, streams
-//     what it skips, and has no dependencies. It reads the "newc" cpio
-//     that rpmbuild writes; the stripped format rpm uses only for
-//     packages holding a file of 4 GiB or more is refused.
-//
-// Both declare a go directive (1.21, 1.17) below the module's other
-// dependencies'.
+//     go-rpmutils' payload reader, the other candidate, allocates a cpio
+//     entry's claimed name size (4 GiB from a crafted entry) and skips an
+//     unread entry by allocating its whole size; its zstd decoder is a
+//     cgo binding without a window cap. cavaliergopher/cpio bounds names
+//     to 4 KiB, streams what it skips, and has no dependencies (its go
+//     directive is 1.17). It reads the "newc" cpio that rpmbuild writes;
+//     the stripped format rpm uses only for packages holding a file of
+//     4 GiB or more is refused.
 
 // RPM header limits, after rpm's own (lib/header.c, hdrblobVerifyLengths):
 // a signature header has at most 32 tags, a main header at most 65,535.
@@ -81,22 +74,38 @@ type RPM struct {
 // above, and leaves r at the payload.
 func OpenRPM(r io.Reader) (*RPM, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	prefix, err := rpmSignature(br)
+	sig, err := rpmSignature(br)
 	if err != nil {
 		return nil, err
 	}
-	il, dl, err := rpmIntro(br, "header", maxRPMTags, maxRPMData)
+	intro, err := br.Peek(rpmIntroSize)
+	if err != nil {
+		return nil, fmt.Errorf("rpm header: %w", noEOF(err))
+	}
+	il, dl, err := rpmIntro(intro, "header", maxRPMTags, maxRPMData)
 	if err != nil {
 		return nil, err
 	}
-	// go-rpmutils holds the header data, its table and a copy of both
-	// while it reads them.
+	// The header's bytes, twice while they arrive, and its index, whose
+	// entries take 32 bytes each in memory.
+	size := rpmHeaderSize(il, dl)
 	l := sharedBudget.lease()
 	defer l.close()
-	if err := l.acquire(3 * (int64(il)*rpmEntrySize + int64(dl))); err != nil {
+	if err := l.acquire(2*int64(size) + 32*int64(il)); err != nil {
 		return nil, fmt.Errorf("rpm header: %w", err)
 	}
-	h, digest, err := readRPMHeader(io.MultiReader(bytes.NewReader(prefix), br))
+	b, err := readClaimed(br, size)
+	if err != nil {
+		return nil, fmt.Errorf("rpm header: %w", err)
+	}
+	if err := checkHeaderDigest(sig, b); err != nil {
+		return nil, err
+	}
+	tags, err := parseRPMTags(b, "header", maxRPMTags, maxRPMData)
+	if err != nil {
+		return nil, err
+	}
+	h, digest, err := readRPMHeader(tags)
 	if err != nil {
 		return nil, err
 	}
@@ -108,92 +117,67 @@ func OpenRPM(r io.Reader) (*RPM, error) {
 }
 
 // rpmSignature reads the lead and the signature header, whose sizes it
-// checks first, and returns their bytes.
-func rpmSignature(br *bufio.Reader) ([]byte, error) {
-	peek, err := br.Peek(rpmLeadSize)
-	if len(peek) < len(RPMMagic) || !bytes.HasPrefix(peek, RPMMagic) {
+// checks first, and returns the signature header's tags.
+func rpmSignature(br *bufio.Reader) (*rpmTags, error) {
+	lead, err := br.Peek(rpmLeadSize)
+	if len(lead) < len(RPMMagic) || !bytes.HasPrefix(lead, RPMMagic) {
 		return nil, fmt.Errorf("%w: not an RPM package", ErrUnknownFormat)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rpm lead: %w", noEOF(err))
 	}
-	lead := bytes.Clone(peek)
 	if _, err := br.Discard(rpmLeadSize); err != nil {
 		return nil, err
 	}
-	il, dl, err := rpmIntro(br, "signature header", maxRPMSigTags, maxRPMSigData)
+	intro, err := br.Peek(rpmIntroSize)
+	if err != nil {
+		return nil, fmt.Errorf("rpm signature header: %w", noEOF(err))
+	}
+	il, dl, err := rpmIntro(intro, "signature header", maxRPMSigTags, maxRPMSigData)
 	if err != nil {
 		return nil, err
 	}
 	// The signature header is padded to a multiple of 8 bytes.
-	n := rpmIntroSize + int(il)*rpmEntrySize + (int(dl)+7)/8*8
-	sig := make([]byte, rpmLeadSize+n)
-	copy(sig, lead)
-	if _, err := io.ReadFull(br, sig[rpmLeadSize:]); err != nil {
+	sig := make([]byte, rpmHeaderSize(il, (dl+7)/8*8))
+	if _, err := io.ReadFull(br, sig); err != nil {
 		return nil, fmt.Errorf("rpm signature header: %w", noEOF(err))
 	}
-	return sig, nil
+	return parseRPMTags(sig, "signature header", maxRPMSigTags, maxRPMSigData)
 }
 
-// rpmIntro peeks at a header's intro (magic, reserved, tag count, data
-// size) and checks the counts against the limits.
-func rpmIntro(br *bufio.Reader, what string, maxTags, maxData uint32) (il, dl uint32, err error) {
-	intro, err := br.Peek(rpmIntroSize)
-	if err != nil {
-		return 0, 0, fmt.Errorf("rpm %s: %w", what, noEOF(err))
-	}
-	if binary.BigEndian.Uint32(intro) != rpmHeaderMagic {
-		return 0, 0, fmt.Errorf("rpm %s: bad magic %#x", what, intro[:4])
-	}
-	il, dl = binary.BigEndian.Uint32(intro[8:]), binary.BigEndian.Uint32(intro[12:])
-	if il > maxTags {
-		return 0, 0, fmt.Errorf("rpm %s: %d tags, at most %d: %w", what, il, maxTags, ErrTooLarge)
-	}
-	if dl > maxData {
-		return 0, 0, fmt.Errorf("rpm %s: %d bytes of data, at most %d: %w", what, dl, maxData, ErrTooLarge)
-	}
-	return il, dl, nil
-}
-
-// readRPMHeader runs go-rpmutils on headers whose sizes are checked and
-// takes the tags it needs, the payload digest among them, turning the
-// library's panics on inconsistent tag tables into errors.
-func readRPMHeader(r io.Reader) (h RPMHeader, digest *payloadDigest, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			h, digest, err = RPMHeader{}, nil, fmt.Errorf("rpm header: malformed tag table: %v", p)
+// readRPMHeader takes from the main header's tags those this package
+// needs, the payload digest among them.
+func readRPMHeader(tags *rpmTags) (h RPMHeader, digest *payloadDigest, err error) {
+	for _, f := range []struct {
+		tag uint32
+		to  *string
+	}{
+		{rpmTagName, &h.Name}, {rpmTagVersion, &h.Version}, {rpmTagRelease, &h.Release},
+		{rpmTagArch, &h.Arch}, {rpmTagVendor, &h.Vendor}, {rpmTagSourceRPM, &h.SourceRPM},
+		{rpmTagPayloadCompressor, &h.Compressor},
+	} {
+		if *f.to, err = tags.firstString(f.tag, true); err != nil {
+			return RPMHeader{}, nil, err
 		}
-	}()
-	hdr, err := rpmutils.ReadHeader(r)
-	if err != nil {
-		return h, nil, fmt.Errorf("rpm header: %w", noEOF(err))
-	}
-	tag := func(t int) string {
-		s, err := hdr.GetString(t)
-		if err != nil {
-			return ""
-		}
-		return s
-	}
-	h = RPMHeader{
-		Name: tag(rpmutils.NAME), Version: tag(rpmutils.VERSION), Release: tag(rpmutils.RELEASE),
-		Arch: tag(rpmutils.ARCH), Vendor: tag(rpmutils.VENDOR), SourceRPM: tag(rpmutils.SOURCERPM),
 	}
 	if h.Name == "" {
 		return h, nil, errors.New("rpm header: no package name")
 	}
-	if f := tag(rpmutils.PAYLOADFORMAT); f != "" && f != "cpio" {
-		return h, nil, fmt.Errorf("%w: rpm payload format %q", ErrUnknownFormat, f)
+	format, err := tags.firstString(rpmTagPayloadFormat, true)
+	if err != nil {
+		return h, nil, err
 	}
-	switch c := tag(rpmutils.PAYLOADCOMPRESSOR); c {
+	if format != "" && format != "cpio" {
+		return h, nil, fmt.Errorf("%w: rpm payload format %q", ErrUnknownFormat, format)
+	}
+	switch h.Compressor {
 	case "":
 		// Old packages name none: gzip or uncompressed, sniffed.
 	case "gzip", "xz", "zstd", "bzip2", "lzma":
-		h.Compressor = c
 	default:
-		return h, nil, fmt.Errorf("%w: rpm payload compression %q", ErrUnknownFormat, c)
+		return h, nil, fmt.Errorf("%w: rpm payload compression %q", ErrUnknownFormat, h.Compressor)
 	}
-	digest, err = readPayloadDigest(hdr)
+	digest, err = readPayloadDigest(tags)
 	return h, digest, err
 }
 

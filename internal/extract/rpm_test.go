@@ -112,6 +112,16 @@ func TestReadRPMErrors(t *testing.T) {
 		binary.BigEndian.PutUint32(b[off:], v)
 		return b
 	}
+	flipped := func(off int) []byte {
+		b := bytes.Clone(good)
+		b[off] ^= 0x55
+		return b
+	}
+	noSHA256 := func(b []byte) []byte {
+		sig, _ := rpmHeaders(b)
+		binary.BigEndian.PutUint32(b[96+rpmIndexEntry(t, sig, rpmSigTagSHA256):], rpmSigTagSHA256+100)
+		return b
+	}
 	withPayload := func(p []byte) []byte { return append(bytes.Clone(good[:payload]), p...) }
 	gz := func(data []byte) []byte { return extracttest.Compressors[FormatGzip](t, data) }
 	// A newc cpio entry claiming a name of 0xfffffff0 bytes.
@@ -131,9 +141,12 @@ func TestReadRPMErrors(t *testing.T) {
 		{"bad header magic", patch(header, 0x12345678), nil, "rpm header: bad magic"},
 		{"truncated signature", good[:96+20], nil, "rpm signature header: unexpected EOF"},
 		{"truncated header", good[:header+100], nil, "rpm header: "},
-		// A signature tag's data offset past its data: go-rpmutils
-		// slices out of range.
-		{"tag offset", patch(96+16+8, 0x7ffffff0), nil, "malformed tag table"},
+		// A signature tag's data offset past its data: go-rpmutils, the
+		// reader before rpmheader.go, sliced out of range.
+		{"tag offset", patch(96+16+8, 0x7ffffff0), nil, "rpm signature header: tag 62: data offset 2147483632 past"},
+		{"header SHA-256", flipped(header + 16 + 8), nil, "rpm header: SHA-256 mismatch: the signature header (tag 273) says"},
+		// Without a SHA-256, the SHA-1 is checked.
+		{"header SHA-1", noSHA256(flipped(header + 16 + 8)), nil, "rpm header: SHA-1 mismatch: the signature header (tag 269) says"},
 		{"truncated payload", good[:payload+(len(good)-payload)/2], nil, "rpm payload"},
 		{"payload not gzip", withPayload([]byte("070701 plain cpio")), nil, "rpm payload: gzip"},
 		{"cpio name size", withPayload(gz(hugeName)), nil, "cpio: invalid cpio header"},

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha3"
 	"crypto/sha512"
@@ -9,8 +10,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-
-	rpmutils "github.com/sassoftware/go-rpmutils"
 )
 
 // payloadDigest is the digest an RPM's main header gives of its payload
@@ -39,25 +38,57 @@ var rpmHashes = map[uint32]func() hash.Hash{
 // has none. A digest that cannot be checked (an unknown algorithm, not
 // hex, the wrong length) is an error: a package is not taken as checked
 // when it is not.
-func readPayloadDigest(hdr *rpmutils.RpmHeader) (*payloadDigest, error) {
-	digests, err := hdr.GetStrings(rpmutils.PAYLOADDIGEST)
-	if err != nil || len(digests) == 0 {
-		return nil, nil
+func readPayloadDigest(tags *rpmTags) (*payloadDigest, error) {
+	digest, err := tags.firstString(rpmTagPayloadDigest, false)
+	if err != nil || digest == "" {
+		return nil, err
 	}
-	algos, err := hdr.GetUint32s(rpmutils.PAYLOADDIGESTALGO)
-	if err != nil || len(algos) == 0 {
-		return nil, fmt.Errorf("rpm header: payload digest without its algorithm (tag %d)", rpmutils.PAYLOADDIGESTALGO)
+	algo, ok, err := tags.firstUint32(rpmTagPayloadDigestAlgo)
+	if err != nil {
+		return nil, err
 	}
-	newHash, ok := rpmHashes[algos[0]]
 	if !ok {
-		return nil, fmt.Errorf("rpm header: payload digest algorithm %d, none this reader checks", algos[0])
+		return nil, fmt.Errorf("rpm header: payload digest without its algorithm (tag %d)", rpmTagPayloadDigestAlgo)
 	}
-	d := &payloadDigest{algo: algos[0], h: newHash()}
-	d.want, err = hex.DecodeString(digests[0])
+	newHash, ok := rpmHashes[algo]
+	if !ok {
+		return nil, fmt.Errorf("rpm header: payload digest algorithm %d, none this reader checks", algo)
+	}
+	d := &payloadDigest{algo: algo, h: newHash()}
+	d.want, err = hex.DecodeString(digest)
 	if err != nil || len(d.want) != d.h.Size() {
-		return nil, fmt.Errorf("rpm header: payload digest %.80q is not a digest of algorithm %d", digests[0], algos[0])
+		return nil, fmt.Errorf("rpm header: payload digest %.80q is not a digest of algorithm %d", digest, algo)
 	}
 	return d, nil
+}
+
+// checkHeaderDigest compares the main header's bytes (intro, index and
+// store) with the digest the signature header gives of them, SHA-256
+// where it has one, SHA-1 otherwise, as rpm -K does: the payload digest
+// is only as good as the header holding it. A signature header with
+// neither leaves the header unchecked.
+func checkHeaderDigest(sig *rpmTags, header []byte) error {
+	for _, d := range []struct {
+		tag  uint32
+		name string
+		sum  func([]byte) []byte
+	}{
+		{rpmSigTagSHA256, "SHA-256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }},
+		{rpmSigTagSHA1, "SHA-1", func(b []byte) []byte { s := sha1.Sum(b); return s[:] }},
+	} {
+		want, err := sig.firstString(d.tag, true)
+		if err != nil {
+			return err
+		}
+		if want == "" {
+			continue
+		}
+		if got := hex.EncodeToString(d.sum(header)); got != want {
+			return fmt.Errorf("rpm header: %s mismatch: the signature header (tag %d) says %.80q, the header is %s", d.name, d.tag, want, got)
+		}
+		return nil
+	}
+	return nil
 }
 
 // reader returns r with what is read through it digested.
@@ -84,7 +115,7 @@ func (d *payloadDigest) verify(rest io.Reader) error {
 	}
 	if got := d.h.Sum(nil); !bytes.Equal(got, d.want) {
 		return fmt.Errorf("payload digest (algorithm %d, tag %d) mismatch: the header says %x, the payload is %x",
-			d.algo, rpmutils.PAYLOADDIGEST, d.want, got)
+			d.algo, rpmTagPayloadDigest, d.want, got)
 	}
 	return nil
 }
