@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // BannerInfo is what a kernel's banner (linux_banner, "Linux version
@@ -19,15 +20,20 @@ var bannerPrefix = []byte("Linux version ")
 // distroPatterns guess the distribution and its version from the banner:
 // the compiler and kernel package versions carry the distribution's marks
 // (+deb12u1, ~22.04). The first pattern that matches wins; a banner none
-// matches is read for an RPM dist tag (.el9, .fc39, see DistTag).
-var distroPatterns = []struct {
+// matches is read for an RPM dist tag (.el9, .fc39, see DistTag). They
+// are compiled on first use, not at every start of the command.
+var distroPatterns = sync.OnceValue(func() []distroPattern {
+	return []distroPattern{
+		{"debian", regexp.MustCompile(`[+~]deb(\d+)`)},
+		{"ubuntu", regexp.MustCompile(`ubuntu\d*~(\d+\.\d+)`)},
+		{"ubuntu", regexp.MustCompile(`-Ubuntu\b()`)},
+		{"debian", regexp.MustCompile(`\bDebian\b()`)},
+	}
+})
+
+type distroPattern struct {
 	distro string
 	re     *regexp.Regexp // the first group, when present, is the version
-}{
-	{"debian", regexp.MustCompile(`[+~]deb(\d+)`)},
-	{"ubuntu", regexp.MustCompile(`ubuntu\d*~(\d+\.\d+)`)},
-	{"ubuntu", regexp.MustCompile(`-Ubuntu\b()`)},
-	{"debian", regexp.MustCompile(`\bDebian\b()`)},
 }
 
 // FindBanner finds the kernel banner in a decompressed kernel and reads the
@@ -55,7 +61,7 @@ func FindBanner(data []byte) (BannerInfo, bool) {
 func ParseBanner(line string) BannerInfo {
 	var b BannerInfo
 	b.Release, _, _ = strings.Cut(line, " ")
-	for _, p := range distroPatterns {
+	for _, p := range distroPatterns() {
 		if m := p.re.FindStringSubmatch(line); m != nil {
 			b.Distro = p.distro
 			if len(m) > 1 {

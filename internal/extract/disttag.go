@@ -3,6 +3,7 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // distTags map the dist tag that RPM-based distributions put in package
@@ -22,7 +23,7 @@ var distTags = []struct {
 
 // distTagRE finds a dist tag in a release: a dot, a known prefix, digits,
 // then letters, digits or underscores ("el9_4", "el8uek", "fc40").
-var distTagRE = regexp.MustCompile(`\.((?:el|fc|amzn|ol)\d+[a-z0-9_]*)`)
+var distTagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.((?:el|fc|amzn|ol)\d+[a-z0-9_]*)`) })
 
 // DistTag reads the distribution and its major version from the first
 // dist tag in a package or kernel release (or a banner, which starts with
@@ -30,7 +31,7 @@ var distTagRE = regexp.MustCompile(`\.((?:el|fc|amzn|ol)\d+[a-z0-9_]*)`)
 // centos, the name BTFHub's freely downloadable RHEL rebuilds are kept
 // under; RPMDistro refines it with the package's vendor.
 func DistTag(release string) (distro, version string, ok bool) {
-	m := distTagRE.FindStringSubmatch(release)
+	m := distTagRE().FindStringSubmatch(release)
 	if m == nil {
 		return "", "", false
 	}

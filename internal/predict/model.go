@@ -3,6 +3,7 @@ package predict
 import (
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // model is what the walk assumes the verifier of a kernel does, by the
@@ -45,13 +46,13 @@ const (
 // latest is the verifier of current kernels.
 var latest = model{globals: globalsLazy, jumps: jumpsAll, narrowFill: true}
 
-var releaseVersion = regexp.MustCompile(`^(\d+)\.(\d+)`)
+var releaseVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)\.(\d+)`) })
 
 // version is a kernel release's version as major*1000+minor
 // ("6.1.0-47-amd64": 6001); ok is false when the release does not start
 // with one.
 func version(release string) (v int, ok bool) {
-	m := releaseVersion.FindStringSubmatch(release)
+	m := releaseVersion().FindStringSubmatch(release)
 	if m == nil {
 		return 0, false
 	}
