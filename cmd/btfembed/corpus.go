@@ -13,6 +13,7 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -32,7 +33,9 @@ BTF (.btf, .btf.xz, .btf.zst, .btf.gz), a .btf.tar.xz,
 from their DWARF: a vmlinux with debug info (plain or compressed) or a debug
 package (linux-image-<release>-dbg_*.deb, kernel-debuginfo-*.rpm), made
 into BTF by pahole (package pahole);
-the result is cached under $BTFEMBED_CACHE by the input's contents. Release,
+the result is cached under $BTFEMBED_CACHE by the input's contents
+(-cache-verify, or $BTFEMBED_CACHE_VERIFY=1, runs pahole anyway and checks
+the entry against it). Release,
 arch and distribution come from the input (package metadata, the kernel's
 version string, the ELF machine, the path) unless flags give them. Bad
 inputs are reported and skipped.
@@ -76,6 +79,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad input instead of skipping it")
 	fs.BoolVar(&opts.NoModules, "no-modules", false, "leave module BTF out")
 	fs.IntVar(&opts.Workers, "workers", 0, "inputs read at once; fewer than GOMAXPROCS also lowers GOMAXPROCS to it (default: all cores)")
+	fs.BoolVar(&opts.CacheVerify, "cache-verify", cache.VerifyFromEnv(), "verify mode, for a cache restored from a less trusted source: run pahole again on every DWARF input the cache holds and use its result, warning when the entry differs (default $"+cache.VerifyEnvVar+"=1); see docs/cache.md")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +96,18 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		}
 		opts.Key.Arch = arch
 	}
+	// The key flags name the corpus path of every input: one that cannot
+	// be a path element (a 3,000-byte release) would fail every input.
+	for _, f := range []struct{ flag, s string }{
+		{"-release", opts.Key.Release}, {"-distro", opts.Key.Distro}, {"-version", opts.Key.Version},
+	} {
+		if f.s == "" {
+			continue
+		}
+		if err := pathelem.Validate(f.s); err != nil {
+			return usagef("corpus import: %s %s", f.flag, safetext.Escape(err.Error()))
+		}
+	}
 	opts.Warn = func(err error) { fmt.Fprintln(stderr, "btfembed corpus import: warning:", err) }
 	cacheDir, err := cache.DirFromEnv()
 	if err != nil { // the cache is an optimization
@@ -99,6 +115,7 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 	}
 	opts.CacheDir = cacheDir
 	defer limitProcs(opts.Workers)()
+	setImportMemoryLimit()
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {

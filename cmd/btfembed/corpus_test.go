@@ -83,6 +83,8 @@ func TestCorpusUsage(t *testing.T) {
 		{[]string{"import", "-o", "d"}, "no inputs"},
 		{[]string{"import", "-o", "d", "-arch", "vax", "x"}, `unknown architecture "vax"`},
 		{[]string{"import", "-bogus"}, "flag provided but not defined"},
+		{[]string{"import", "-o", "d", "-release", "6." + strings.Repeat("a", 2998), "x"}, "-release \"6.aaa"},
+		{[]string{"import", "-o", "d", "-distro", "../x", "x"}, "-distro \"../x\": byte 0x2f at 2"},
 		{[]string{"ls"}, "no corpus directory"},
 	}
 	for _, tt := range tests {
@@ -96,7 +98,8 @@ func TestCorpusUsage(t *testing.T) {
 	if err := runCorpus(&stdout, &stdout, []string{"import", "-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
-	if !strings.Contains(stdout.String(), "-release") || !strings.Contains(stdout.String(), "docs/corpus.md") {
+	if !strings.Contains(stdout.String(), "-release") || !strings.Contains(stdout.String(), "docs/corpus.md") ||
+		!strings.Contains(stdout.String(), "-cache-verify") || !strings.Contains(stdout.String(), "BTFEMBED_CACHE_VERIFY") {
 		t.Errorf("help lacks the flags or the layout doc:\n%s", stdout.String())
 	}
 }

@@ -29,6 +29,22 @@ func brokenBTF(tb testing.TB) []byte {
 	return b
 }
 
+// nameInsideBTF is real kernel BTF whose second type, FUNC verify_cpu,
+// has its name offset one byte into its name ("erify_cpu"): within the
+// string section, as libbpf asks, but not at a string's start, which
+// cilium/ebpf refuses when it decodes the type (rawbtf's insideString).
+func nameInsideBTF(tb testing.TB) []byte {
+	tb.Helper()
+	b := bytes.Clone(hubBTF(tb, testKernels[2].key))
+	le := binary.LittleEndian
+	types := b[le.Uint32(b[4:])+le.Uint32(b[8:]):]
+	if info := le.Uint32(types[4:]); info != 13<<24 {
+		tb.Fatalf("type 1 has info %#x, want an empty FUNC_PROTO", info)
+	}
+	le.PutUint32(types[12:], le.Uint32(types[12:])+1) // type 2's name
+	return b
+}
+
 // TestReadBadInputs lays out a corpus with one good kernel and one of each
 // kind of bad input the issue lists: each must give one error naming its
 // file and the reason, and the good kernel must still come through.
@@ -52,6 +68,7 @@ func TestReadBadInputs(t *testing.T) {
 		{"d-zero-bytes.btf.tar.xz", nil, ErrUnknownFormat, "unknown file format"},
 		{"e-not-btf.btf", []byte("this is not BTF at all, just some text"), nil, "not BTF"},
 		{"f-broken.btf", brokenBTF(t), nil, "parse BTF"},
+		{"f-name-inside.btf", nameInsideBTF(t), nil, `parse BTF: type 2: func: name offset 2 points inside the string "verify_cpu", not at its start`},
 		{"vmlinux-g-no-btf", extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".rodata", Data: []byte(extracttest.Banner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
 		{"h-orphan.modules/nvme.ko.xz", nil, ErrNoBase, "no kernel x86_64/h-orphan (debian 12) beside it"},
 		{good.Release + ".modules/not-a-module.ko", []byte("garbage"), ErrUnknownFormat, "module is not ELF"},

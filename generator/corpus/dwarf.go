@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,10 @@ type dwarfModule struct {
 // DWARF files into (never into memory: a debug vmlinux is hundreds of
 // MB); the directory is removed when importDWARF returns, and on
 // SIGINT/SIGTERM by atomicfile.RemoveTemps. A cache that cannot be read or
-// written only warns (ImportOptions.Warn).
+// written only warns (ImportOptions.Warn). In verify mode
+// (ImportOptions.CacheVerify) a hit is not returned: pahole runs as on a
+// miss, and an entry that is not what it makes is warned about and
+// replaced.
 //
 // Modules pahole or the check fail on are returned as *KernelError values
 // beside the kernel. The kernel's errors name source, wrap ErrNoBTF when
@@ -70,8 +74,17 @@ func importDWARF(ctx context.Context, source string, read func(dir string) (*dwa
 	}
 	dc := openDWARFCache(source, tool, opts)
 	defer dc.forwardWarnings()
-	if k, skipped, ok := dc.get(); ok {
+	k, skipped, hit := dc.get()
+	if hit && (opts == nil || !opts.CacheVerify) {
 		return k, skipped, nil
+	}
+	// Verify mode keeps only a summary of the entry, so that one kernel
+	// is held at a time, and compares it with pahole's kernel below.
+	var cached dwarfSummary
+	seed := maphash.MakeSeed()
+	if hit {
+		cached = summarizeDWARF(k, skipped, dc.member, seed)
+		k, skipped = nil, nil
 	}
 	dir, remove, err := atomicfile.TempDir("", "btfembed-dwarf")
 	if err != nil {
@@ -82,9 +95,16 @@ func importDWARF(ctx context.Context, source string, read func(dir string) (*dwa
 	if err != nil {
 		return nil, nil, &KernelError{Path: source, Err: err}
 	}
-	k, skipped, err := kernelFromDWARF(ctx, tool, source, in, dir, opts)
+	k, skipped, err = kernelFromDWARF(ctx, tool, source, in, dir, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if hit {
+		diff := cached.diff(summarizeDWARF(k, skipped, dc.member, seed))
+		if diff == "" {
+			return k, skipped, nil // the entry is pahole's kernel: nothing to store
+		}
+		opts.warn(fmt.Errorf("cache: entry of %s is not what pahole makes of it (%s): ignored, recomputed", source, diff))
 	}
 	dc.put(k, skipped)
 	return k, skipped, nil

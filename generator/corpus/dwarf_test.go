@@ -279,3 +279,66 @@ func TestDWARFCacheWarnings(t *testing.T) {
 		t.Errorf("warnings %q, want one from the cache about %s", warnings, deb)
 	}
 }
+
+// TestDWARFCacheForged forges the cache entry of a DWARF import, as
+// whoever can write a cache restored across a trust boundary can: the
+// right key and checksums, holding another kernel's BTF (a real Debian
+// kernel's) under a made-up release. The default mode trusts the cache's
+// owner and imports it; the verify mode must run pahole again, warn, and
+// import what the input's DWARF gives, and store that in place of the
+// forgery.
+func TestDWARFCacheForged(t *testing.T) {
+	needPahole(t)
+	log := countingPahole(t)
+	plain, _ := dwarfVMLinuxFiles(t)
+	want := kernelkey.Key{Arch: "x86_64", Release: "6.99.0-9-dbgtest", Distro: "debian", Version: "12"}
+	forged := kernelkey.Key{Arch: "x86_64", Release: "6.99.0-9-forged", Distro: "debian", Version: "12"}
+	var warnings []string
+	opts := &ImportOptions{CacheDir: t.TempDir(), Warn: func(err error) { warnings = append(warnings, err.Error()) }}
+	importOne := func() Imported {
+		t.Helper()
+		warnings = nil
+		res, err := Import(t.Context(), t.TempDir(), []string{plain}, opts)
+		if err != nil || len(res.Kernels) != 1 || len(res.Skipped) != 0 {
+			t.Fatalf("import: %v, %+v", err, res)
+		}
+		return res.Kernels[0]
+	}
+	if k := importOne(); k.Key != want {
+		t.Fatalf("first import gave %v, want %v", k.Key, want)
+	}
+	tool, err := pahole.Find(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := hubBTF(t, testKernels[2].key)
+	openDWARFCache(plain, tool, opts).put(&Kernel{Key: forged, Path: plain, VMLinux: other}, nil)
+
+	if k := importOne(); k.Key != forged || k.Bytes != len(other) {
+		t.Fatalf("default mode imported %v (%d bytes), want the forged entry: the test forged nothing", k.Key, k.Bytes)
+	}
+	runs := encodeRuns(t, log)
+
+	opts.CacheVerify = true
+	k := importOne()
+	if k.Key != want || k.Bytes == len(other) {
+		t.Errorf("verify mode imported %v (%d bytes), want %v made by pahole", k.Key, k.Bytes, want)
+	}
+	if encodeRuns(t, log) == runs {
+		t.Error("verify mode did not run pahole")
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], plain) || !strings.Contains(warnings[0], forged.Release) {
+		t.Errorf("warnings %q, want one naming %s and the forged release", warnings, plain)
+	}
+
+	t.Log(warnings[0])
+
+	// The forgery is gone: the verify mode finds pahole's kernel in the
+	// entry, and the default mode gets it.
+	for _, verify := range []bool{true, false} {
+		opts.CacheVerify = verify
+		if k := importOne(); k.Key != want || len(warnings) != 0 {
+			t.Errorf("after verify mode (verify=%v): imported %v with warnings %q, want %v quietly", verify, k.Key, warnings, want)
+		}
+	}
+}

@@ -171,6 +171,31 @@ func TestImportPathEscape(t *testing.T) {
 	}
 }
 
+// TestImportLongRelease imports a kernel whose banner gives a release of
+// 3,000 bytes beside a good one: a file name can hold 255, so writing it
+// failed the whole import ("file name too long") after reporting nothing
+// skipped. It must be skipped with its reason, the good kernel imported.
+func TestImportLongRelease(t *testing.T) {
+	long := "6." + strings.Repeat("a", 2998) // a banner release starts with a digit
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "Image-long"), filepath.Join(dir, "Image-good")
+	writeFile(t, bad, arm64Image(t, long))
+	writeFile(t, good, arm64Image(t, "6.99.0-7-test"))
+	out := t.TempDir()
+	res, err := Import(t.Context(), out, []string{bad, good}, nil)
+	if err != nil {
+		t.Fatalf("import: %v, want the long release skipped", err)
+	}
+	if len(res.Kernels) != 1 || res.Kernels[0].Key.Release != "6.99.0-7-test" {
+		t.Errorf("imported %+v, want the good kernel alone", res.Kernels)
+	}
+	if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], pathelem.ErrUnsafe) ||
+		!strings.HasPrefix(res.Skipped[0].Error(), bad+": kernel release: ") || !strings.Contains(res.Skipped[0].Error(), "3000 bytes") {
+		t.Errorf("skipped %.300v, want one error naming %s and its release's length", res.Skipped, bad)
+	}
+	checkNoTemp(t, out)
+}
+
 // TestWriteKernelRefusesEscape checks writeKernel's own guard, for callers
 // that build a Kernel themselves.
 func TestWriteKernelRefusesEscape(t *testing.T) {

@@ -39,6 +39,14 @@ type ImportOptions struct {
 	// CacheDir is the cache (internal/cache) that keeps the BTF pahole
 	// made from DWARF, keyed by the input's contents; "" means none.
 	CacheDir string
+	// CacheVerify is the verify mode, for a cache restored from a less
+	// trusted source (cache.VerifyEnvVar): an input whose kernel made
+	// from DWARF is cached goes through pahole again, and what pahole
+	// makes is imported; an entry that differs from it (in the key, the
+	// modules or any type but the FUNC records pahole varies, see
+	// dwarfverify.go) is replaced, with a warning. It costs what an
+	// import without the cache costs.
+	CacheVerify bool
 	// Warn, if set, is told of problems that do not fail the import (a
 	// cache that cannot be read or written).
 	Warn func(error)

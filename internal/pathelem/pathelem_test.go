@@ -2,6 +2,7 @@ package pathelem
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -24,11 +25,19 @@ func TestValidate(t *testing.T) {
 		{"a b", false},
 		{"a\x00", false},
 		{"é", false},
+		{strings.Repeat("a", MaxLen), true},
+		// A release of 3,000 bytes failed an import's write with "file
+		// name too long".
+		{strings.Repeat("a", MaxLen+1), false},
+		{strings.Repeat("a", 3000), false},
 	}
 	for _, tt := range tests {
 		err := Validate(tt.in)
 		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrUnsafe) {
-			t.Errorf("Validate(%q) = %v, want ok=%v", tt.in, err, tt.ok)
+			t.Errorf("Validate(%.50q) = %.200v, want ok=%v", tt.in, err, tt.ok)
+		}
+		if err != nil && len(err.Error()) > 200 {
+			t.Errorf("Validate(%.50q): error of %d bytes quotes all of it", tt.in, len(err.Error()))
 		}
 	}
 }
