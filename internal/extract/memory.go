@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/btfembed/btfembed/internal/regfile"
 )
@@ -52,6 +53,15 @@ var ErrMemoryBudget = errors.New("memory budget for parallel reads exhausted")
 // reader holding memory can still make progress; if every holder waits,
 // no release can come, and the reader asking fails with ErrMemoryBudget
 // (releasing what it holds, so the others go on).
+//
+// A holder can also wait outside the budget: a package reader keeps its
+// member while it waits for a decoding slot, and each decoder keeps its
+// compressed input while it asks for more. Those waits the count above
+// cannot see, so a waiter also fails when no lease has taken or given
+// back a byte for stallAfter while it waited, and no pahole run
+// (Reserve, whose process ends within its own limits) holds memory: two
+// decoders each waiting for room to copy a 380 MiB module into one piece
+// waited for ever (issue 33).
 type budget struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -59,7 +69,17 @@ type budget struct {
 	free    int64
 	holders int // leases holding bytes
 	waiting int // of which waiting for more since the last release
+	// moves counts acquires and releases, for the stall check;
+	// external counts the Reserve leases holding bytes.
+	moves    uint64
+	external int
+	resets   uint64 // releases, which reset waiting
 }
+
+// stallAfter is how long a waiter waits with no byte taken or given back
+// anywhere before it fails. Decoders take a chunk every fraction of a
+// second (4 MiB at tens of MB/s), so only a deadlock is that still.
+var stallAfter = 10 * time.Second
 
 var sharedBudget = newBudget(memoryBudget)
 
@@ -73,6 +93,8 @@ func newBudget(n int64) *budget {
 type lease struct {
 	b    *budget
 	held int64
+	// external: a Reserve lease, held for a pahole run.
+	external bool
 }
 
 func (b *budget) lease() *lease { return &lease{b: b} }
@@ -85,6 +107,7 @@ func (l *lease) acquire(n int64) error {
 	if l.held+n > b.total {
 		return fmt.Errorf("%w (%d MiB)", ErrMemoryBudget, b.total>>20)
 	}
+	counted, resets := false, uint64(0) // whether waiting counts this lease, since which release
 	for b.free < n {
 		// Only a reader holding memory can release some. This one waits
 		// while another holder is not waiting; if it holds nothing it
@@ -96,16 +119,31 @@ func (l *lease) acquire(n int64) error {
 		if stuck {
 			return fmt.Errorf("%w (%d MiB)", ErrMemoryBudget, b.total>>20)
 		}
-		if l.held > 0 {
+		if l.held > 0 && (!counted || resets != b.resets) {
 			b.waiting++ // release resets it: every waiter rechecks
+			counted, resets = true, b.resets
 		}
+		moves, start := b.moves, time.Now()
+		wake := time.AfterFunc(stallAfter, func() {
+			b.mu.Lock()
+			b.cond.Broadcast()
+			b.mu.Unlock()
+		})
 		b.cond.Wait()
+		wake.Stop()
+		if b.moves == moves && b.external == 0 && time.Since(start) >= stallAfter {
+			return fmt.Errorf("%w (%d MiB): no reader took or gave back memory for %v", ErrMemoryBudget, b.total>>20, stallAfter)
+		}
 	}
 	if l.held == 0 && n > 0 {
 		b.holders++
+		if l.external {
+			b.external++
+		}
 	}
 	b.free -= n
 	l.held += n
+	b.moves++
 	return nil
 }
 
@@ -117,10 +155,15 @@ func (l *lease) release(n int64) {
 	n = min(n, l.held)
 	l.held -= n
 	b.free += n
+	b.moves++
 	if l.held == 0 && n > 0 {
 		b.holders--
+		if l.external {
+			b.external--
+		}
 	}
 	b.waiting = 0
+	b.resets++
 	b.cond.Broadcast()
 }
 
@@ -251,6 +294,7 @@ func readCapped(r io.Reader, limit int64) (data []byte, release func(), err erro
 // the whole budget: such a run goes alone.
 func Reserve(n int64) (release func(), err error) {
 	l := sharedBudget.lease()
+	l.external = true
 	if err := l.acquire(min(max(n, 0), sharedBudget.total)); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,6 +80,62 @@ func TestBudgetDeadlock(t *testing.T) {
 	l1.close()
 	if b.free != 100 || b.holders != 0 {
 		t.Errorf("budget left with %d free and %d holders", b.free, b.holders)
+	}
+}
+
+// TestBudgetStall: two decoders each holding memory and a small input
+// (a second lease, which waits outside the budget as its decoder does)
+// and asking for more wait for each other, which the holder count cannot
+// see; with no byte taken or given back for stallAfter, they fail
+// instead of waiting for ever (issue 33). A Reserve lease (pahole, which
+// ends on its own) keeps them waiting.
+func TestBudgetStall(t *testing.T) {
+	defer func(d time.Duration) { stallAfter = d }(stallAfter)
+	stallAfter = 200 * time.Millisecond
+	for _, pahole := range []bool{false, true} {
+		b := newBudget(100)
+		decoders := []*lease{b.lease(), b.lease()}
+		for _, l := range decoders {
+			input := b.lease()
+			if err := input.acquire(5); err != nil {
+				t.Fatal(err)
+			}
+			defer input.close()
+			if err := l.acquire(40); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ext := b.lease()
+		ext.external = true
+		if pahole {
+			if err := ext.acquire(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make(chan error, 2)
+		for _, l := range decoders {
+			go func() { got <- l.acquire(20) }()
+		}
+		select {
+		case err := <-got:
+			switch {
+			case pahole:
+				t.Fatalf("with pahole running: %v, want a wait", err)
+			case !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "no reader took or gave back memory"):
+				t.Fatalf("stalled decoder: %v, want ErrMemoryBudget for the stall", err)
+			}
+		case <-time.After(10 * stallAfter):
+			if !pahole {
+				t.Fatal("stalled decoders still wait")
+			}
+			ext.close() // pahole ends: its byte is not enough, and they stall
+			if err := <-got; !errors.Is(err, ErrMemoryBudget) {
+				t.Fatalf("after pahole: %v", err)
+			}
+		}
+		for _, l := range decoders {
+			l.close()
+		}
 	}
 }
 

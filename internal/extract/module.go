@@ -1,7 +1,9 @@
 package extract
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -33,6 +35,14 @@ func ModuleName(file string) (string, bool) {
 // for the caller to choose, not a reading. ReadBTF returns both sections.
 func ModuleBTF(file string, data []byte) ([]byte, error) {
 	if format := FormatFromExt(file); format != FormatNone {
+		if strings.Contains(file, ".ko") {
+			// A module is ELF from its first bytes: anything else is
+			// refused before it inflates to the cap (issue 33: eleven
+			// 380 MiB modules of zeros in a 1 KB package).
+			if err := checkELFStart(data, format); err != nil {
+				return nil, err
+			}
+		}
 		inner, release, err := Decompress(data, format, MaxImage)
 		if err != nil {
 			return nil, err
@@ -54,4 +64,22 @@ func ModuleBTF(file string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("module BTF is split over a distilled base (.BTF.base), which this corpus format does not carry")
 	}
 	return e.BTF, nil
+}
+
+// checkELFStart decompresses the first bytes of a compressed module and
+// checks they open an ELF file.
+func checkELFStart(data []byte, format string) error {
+	r, err := NewDecompressReader(bytes.NewReader(data), format)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	head := make([]byte, len(elfMagic))
+	if _, err := io.ReadFull(r, head); err != nil {
+		return fmt.Errorf("%s: %w", format, err)
+	}
+	if !IsELF(head) {
+		return fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
+	}
+	return nil
 }

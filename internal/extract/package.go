@@ -98,11 +98,17 @@ func (k *kernelFiles) add(name string, size int64, r io.Reader) error {
 	if !isImage && !isModule {
 		return nil
 	}
+	// The decoding slot first, then the member: a reader that held its
+	// member's memory while it waited for a slot would hide from the
+	// budget, which fails the one asking only when every holder waits,
+	// and two decoders each waiting for room to copy a 380 MiB module
+	// into one piece would wait for ever (issue 33).
+	k.sem <- struct{}{}
 	b, release, err := readMember(name, size, r)
 	if err != nil {
+		<-k.sem
 		return err
 	}
-	k.sem <- struct{}{}
 	k.wg.Add(1)
 	go func() {
 		defer func() { release(); <-k.sem; k.wg.Done() }()
