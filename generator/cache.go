@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
 	"os"
@@ -317,6 +318,8 @@ func resultDiff(cached, fresh *kernelResult) string {
 		return "module sizes"
 	case cr.Path != fr.Path || !slices.Equal(cr.Objects, fr.Objects):
 		return "kernel path or objects"
+	case cr.Fixups != fr.Fixups:
+		return "fixups"
 	case len(cr.Programs) != len(fr.Programs):
 		return fmt.Sprintf("%d program rows, computed %d", len(cr.Programs), len(fr.Programs))
 	case len(cr.Unresolved) != len(fr.Unresolved) || len(cr.KernelTypeIDs) != len(fr.KernelTypeIDs):
@@ -449,10 +452,10 @@ func decodeKernel(data []byte, e *corpus.Entry) (*corpus.Kernel, error) {
 }
 
 // payloadKey hashes what a payload is encoded from: every entry's key,
-// blobs and verdicts, in order.
-func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
+// blobs and verdicts, in order, the objects and the families.
+func (kc *kernelCache) payloadKey(in *encode.Payload) cache.Key {
 	parts := [][]byte{[]byte("payload"), kc.tool}
-	for _, e := range entries {
+	for _, e := range in.Entries {
 		parts = append(parts, keyParts(e.Key)...)
 		parts = append(parts, e.VMLinux)
 		for _, m := range e.Modules {
@@ -473,24 +476,40 @@ func (kc *kernelCache) payloadKey(entries []encode.Entry) cache.Key {
 		}
 		parts = append(parts, nil) // ends the entry's predictions
 	}
+	parts = append(parts, []byte("objects"))
+	for _, o := range in.Objects {
+		parts = append(parts, []byte(o.Name))
+		for _, prog := range o.Programs {
+			parts = append(parts, []byte(prog.Name), prog.Digest[:])
+		}
+		parts = append(parts, nil) // ends the object's programs
+	}
+	parts = append(parts, []byte("families"))
+	for _, f := range in.Families {
+		parts = append(parts, keyParts(f.Family.Key(0))...)
+		for _, abi := range f.ABIs {
+			parts = append(parts, binary.AppendUvarint(nil, abi))
+		}
+		parts = append(parts, nil) // ends the family's members
+	}
 	return cache.NewKey(parts...)
 }
 
-// payload returns the payload encoded from entries before: encoding costs
-// a rerun more than the rest of it (the best zstd level's tables). kc may
+// payload returns the payload encoded from in before: encoding costs a
+// rerun more than the rest of it (the best zstd level's tables). kc may
 // be nil.
 //
 // In verify mode the payload is encoded again: a cached payload is bytes
 // the oracle cannot check, and a forged one would be embedded as it is.
-func (kc *kernelCache) payload(entries []encode.Entry) ([]byte, bool) {
+func (kc *kernelCache) payload(in *encode.Payload) ([]byte, bool) {
 	if kc == nil || kc.verify {
 		return nil, false
 	}
-	return kc.c.Get(kc.payloadKey(entries))
+	return kc.c.Get(kc.payloadKey(in))
 }
 
-func (kc *kernelCache) storePayload(entries []encode.Entry, payload []byte) {
+func (kc *kernelCache) storePayload(in *encode.Payload, payload []byte) {
 	if kc != nil {
-		kc.c.Put(kc.payloadKey(entries), payload)
+		kc.c.Put(kc.payloadKey(in), payload)
 	}
 }

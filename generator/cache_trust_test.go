@@ -211,7 +211,7 @@ func TestCacheForgedPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc.storePayload(want.entries, []byte("BTFEMBED forged payload"))
+	kc.storePayload(want.contents(), []byte("BTFEMBED forged payload"))
 	args.CacheVerify = true
 	if got := payloadOf(t, runResult(t, args)); !bytes.Equal(got, payloadOf(t, want)) {
 		t.Errorf("verify mode embedded a forged payload entry: %q", got[:min(len(got), 32)])

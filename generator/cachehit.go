@@ -204,7 +204,18 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	if err != nil {
 		return nil, err
 	}
-	_, unrelocated := o.predict(cr.Key, targets, cr.Facts, rows, typeIDs, nil)
+	// The fixups on the minimized BTF, which the oracle proved equal to
+	// those on the full BTF: asked once, for the prediction and the
+	// report's digest.
+	oracle, err := o.oracle()
+	if err != nil {
+		return nil, err
+	}
+	answers, err := oracle.Relocate(targets, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, unrelocated := o.predict(cr.Key, targets, cr.Facts, rows, typeIDs, answers)
 	for i := range rows {
 		for k, p := range rows[i].Programs {
 			switch reasons, ok := refused[i][p.Program]; {
@@ -219,5 +230,6 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 	kr.rows = rows
 	kr.report = report(cr.Key, path, o.names, cr.Types, cr.Bytes, rows)
 	kr.report.Modules = cr.ModuleReports
+	kr.report.Fixups = answers.FixupDigest()
 	return kr, nil
 }

@@ -48,7 +48,10 @@
 // command does (TableOptions), WriteJSON writes it for machines, and
 // CheckLoadable fails with ErrUnloadable where programs are predicted not
 // to load (VerdictFails, VerdictUnknown, VerdictLoads are the verdicts'
-// words). Progress reports a run's progress to Args.Progress. A run fails
+// words). Report.Families (FamilyReport) says which kernel families the
+// objects relocate alike on every embedded member of (KernelReport.Fixups
+// digests a kernel's fixups), which the payload records for the runtime's
+// SelectOptions.AllowFamily. Progress reports a run's progress to Args.Progress. A run fails
 // with ErrNoKernels when the corpus has none for the objects'
 // architectures, and with ErrVerify when the oracle rejects a result.
 // Sharding is part of the API because a CI matrix runs it: Args.Shard

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/relodigest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -77,7 +80,11 @@ type Result struct {
 	Warnings []string
 
 	entries []encode.Entry // sorted by key, as in the payload
-	payload []byte         // encoded by the first call of Payload
+	// digests are the relocation digests of every object's programs, by
+	// the object as Report.Objects names it: what the payload records it
+	// was generated for.
+	digests map[string]map[string]relodigest.Digest
+	payload []byte // encoded by the first call of Payload
 	shard   shardInfo
 	kc      *kernelCache // nil without a cache
 }
@@ -268,7 +275,11 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 	if len(results) == 0 && args.Shards <= 1 {
 		return nil, noKernels(args, arches, removed, len(skipped))
 	}
-	res, err := assemble(args.Objects, results, skipped, kc)
+	digests := map[string]map[string]relodigest.Digest{}
+	for i, name := range all.names {
+		digests[name] = all.digests[i]
+	}
+	res, err := assemble(args.Objects, digests, results, skipped, kc)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +298,9 @@ func Generate(ctx context.Context, args *Args) (*Result, error) {
 
 // assemble sorts the kernels' results, refuses a kernel found twice, and
 // encodes the payload and the report; Generate and Merge share it, so a
-// merge of shards gives the bytes one run gives.
-func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *kernelCache) (*Result, error) {
+// merge of shards gives the bytes one run gives. digests are the objects'
+// programs' relocation digests, by object.
+func assemble(objects []string, digests map[string]map[string]relodigest.Digest, results []*kernelResult, skipped []Skipped, kc *kernelCache) (*Result, error) {
 	slices.SortFunc(results, func(a, b *kernelResult) int { return a.entry.Key.Compare(b.entry.Key) })
 	for i := 1; i < len(results); i++ {
 		if results[i].entry.Key == results[i-1].entry.Key {
@@ -305,13 +317,14 @@ func assemble(objects []string, results []*kernelResult, skipped []Skipped, kc *
 		entries[i] = r.entry
 		report.Kernels = append(report.Kernels, r.report)
 	}
-	return newResult(entries, report, kc), nil
+	return newResult(entries, report, digests, kc), nil
 }
 
 // newResult is the result of entries, whose payload is not encoded yet,
-// and completes the report's blob count.
-func newResult(entries []encode.Entry, report *Report, kc *kernelCache) *Result {
+// and completes the report's families and blob count.
+func newResult(entries []encode.Entry, report *Report, digests map[string]map[string]relodigest.Digest, kc *kernelCache) *Result {
 	withVerdicts(entries, report)
+	report.Families = families(report.Kernels)
 	// Keyed by digest, as sharer.blob: a string key would copy every
 	// distinct blob.
 	blobs := map[[sha256.Size]byte]bool{}
@@ -319,7 +332,7 @@ func newResult(entries []encode.Entry, report *Report, kc *kernelCache) *Result 
 		blobs[sha256.Sum256(e.VMLinux)] = true
 	}
 	report.Blobs = len(blobs)
-	return &Result{Report: report, entries: entries, kc: kc}
+	return &Result{Report: report, entries: entries, digests: digests, kc: kc}
 }
 
 // Payload is the embedded format (package internal/payload) holding every
@@ -331,15 +344,16 @@ func (r *Result) Payload() ([]byte, error) {
 	if r.payload != nil {
 		return r.payload, nil
 	}
-	if data, ok := r.kc.payload(r.entries); ok {
+	contents := r.contents()
+	if data, ok := r.kc.payload(contents); ok {
 		r.payload = data
 	} else {
 		var b bytes.Buffer
-		if err := encode.Write(&b, r.entries, nil); err != nil {
+		if err := encode.Write(&b, contents, nil); err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
 		r.payload = b.Bytes()
-		r.kc.storePayload(r.entries, r.payload)
+		r.kc.storePayload(contents, r.payload)
 	}
 	r.Report.PayloadBytes = len(r.payload)
 	return r.payload, nil
@@ -371,7 +385,30 @@ func (r *Result) ForArch(arch string) *Result {
 	slices.SortFunc(report.Objects, func(a, b string) int {
 		return slices.Index(r.Report.Objects, a) - slices.Index(r.Report.Objects, b)
 	})
-	return newResult(entries, report, r.kc)
+	return newResult(entries, report, r.digests, r.kc)
+}
+
+// contents is what the payload holds: the entries, the objects of the
+// report with their programs' relocation digests, named as the verdicts
+// name them, and the stable families.
+func (r *Result) contents() *encode.Payload {
+	p := &encode.Payload{Entries: r.entries}
+	names := objectNames(r.Report.Objects)
+	for _, o := range r.Report.Objects {
+		rec := payload.ObjectRecordDigests{Name: names[o]}
+		for _, prog := range slices.Sorted(maps.Keys(r.digests[o])) {
+			rec.Programs = append(rec.Programs, payload.ProgramDigest{Name: prog, Digest: r.digests[o][prog]})
+		}
+		if len(rec.Programs) > 0 { // an object without programs: nothing to check
+			p.Objects = append(p.Objects, rec)
+		}
+	}
+	for _, f := range r.Report.Families {
+		if f.Stable {
+			p.Families = append(p.Families, payload.FamilyRecord{Family: f.family, ABIs: f.abis})
+		}
+	}
+	return p
 }
 
 // Progress is told how many corpus entries there are, then about each as

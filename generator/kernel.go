@@ -17,6 +17,7 @@ import (
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/relodigest"
 )
 
 // objects holds what every kernel is processed against, loaded once and
@@ -27,6 +28,9 @@ type objects struct {
 	colls  []*ebpf.CollectionSpec // programs, for the oracle
 	kfuncs []string               // the kfuncs the programs call, for the prediction
 	memos  []*predict.Memo        // per object, its predictions across kernels
+	// digests are each object's programs' relocation digests, which the
+	// payload records for the runtime to check collections against.
+	digests []map[string]relodigest.Digest
 	// oracle asks the objects' relocations of cilium/ebpf, made once
 	// for every kernel.
 	oracle func() (*corereloc.Oracle, error)
@@ -43,7 +47,12 @@ func loadObjects(paths []string) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
+		digests, err := relodigest.Programs(coll)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Path, err)
+		}
 		o.colls = append(o.colls, coll)
+		o.digests = append(o.digests, digests)
 		o.memos = append(o.memos, predict.NewMemo())
 		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
@@ -59,6 +68,7 @@ func (o *objects) subset(indices []int) *objects {
 		s.names = append(s.names, o.names[i])
 		s.relos = append(s.relos, o.relos[i])
 		s.colls = append(s.colls, o.colls[i])
+		s.digests = append(s.digests, o.digests[i])
 		s.memos = append(s.memos, o.memos[i])
 	}
 	s.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(s.relos) })
@@ -215,6 +225,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	modReports := kr.report.Modules
 	kr.report = report(k.Key, k.Path, o.names, types, bytes, rows)
 	kr.report.Modules = modReports
+	kr.report.Fixups = answers.FixupDigest()
 	return kr, nil
 }
 

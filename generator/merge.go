@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"time"
 
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/relodigest"
 )
 
 // shardInfo says which part of the corpus a Result covers.
@@ -19,13 +21,15 @@ type shardInfo struct {
 }
 
 // partMagic opens a part file; the number changes with its format.
-var partMagic = []byte("btfembed part 2\n")
+var partMagic = []byte("btfembed part 3\n")
 
 // part is what one shard's run hands to Merge: every kernel's result
 // before encoding, and what the run skipped.
 type part struct {
 	Shard, Shards int
 	Objects       []string
+	// Digests are the objects' programs' relocation digests, by object.
+	Digests map[string]map[string]relodigest.Digest
 	// Meta is the caller's, given to WritePart and returned by Merge.
 	Meta    []byte
 	Kernels []partKernel
@@ -48,7 +52,7 @@ type partKernel struct {
 func (r *Result) WritePart(w io.Writer, meta []byte) error {
 	p := part{
 		Shard: r.shard.Shard, Shards: max(r.shard.Shards, 1),
-		Objects: r.Report.Objects, Meta: meta, Skipped: r.Report.Skipped,
+		Objects: r.Report.Objects, Digests: r.digests, Meta: meta, Skipped: r.Report.Skipped,
 	}
 	for i, e := range r.entries {
 		p.Kernels = append(p.Kernels, partKernel{Entry: e, Report: r.Report.Kernels[i]})
@@ -147,7 +151,7 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		switch {
 		case p.Shards != first.Shards:
 			return nil, nil, fmt.Errorf("%w: %s is a shard of %d, %s of %d", ErrPart, in.Name, p.Shards, parts[0].Name, first.Shards)
-		case !slices.Equal(p.Objects, first.Objects) || !bytes.Equal(p.Meta, first.Meta):
+		case !slices.Equal(p.Objects, first.Objects) || !bytes.Equal(p.Meta, first.Meta) || !reflect.DeepEqual(p.Digests, first.Digests):
 			return nil, nil, fmt.Errorf("%w: %s was generated with other objects or flags than %s", ErrPart, in.Name, parts[0].Name)
 		case p.Shard < 0 || p.Shard >= p.Shards:
 			return nil, nil, fmt.Errorf("%w: %s: shard %d of %d", ErrPart, in.Name, p.Shard, p.Shards)
@@ -180,7 +184,10 @@ func Merge(parts []Part) (*Result, []byte, error) {
 	if len(results) == 0 {
 		return nil, nil, fmt.Errorf("%w in any part (%d entries skipped)", ErrNoKernels, len(skipped))
 	}
-	res, err := assemble(first.Objects, results, skipped, nil)
+	if err := checkDigests(first); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrPart, parts[0].Name, err)
+	}
+	res, err := assemble(first.Objects, first.Digests, results, skipped, nil)
 	if err != nil {
 		return nil, nil, err
 	}

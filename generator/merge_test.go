@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/relodigest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -103,6 +104,7 @@ func TestMergeRejects(t *testing.T) {
 		{"not a part", []Part{parts[0], {Name: "junk", Data: []byte("hello")}}},
 		{"an older format", []Part{parts[0], {Name: "old", Data: append([]byte("btfembed part 1\n"), parts[1].Data[len(partMagic):]...)}}},
 		{"other objects", []Part{parts[0], other[1]}},
+		{"objects of other relocations", []Part{parts[0], otherDigests(t, parts[1])}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Merge(tc.parts)
@@ -114,6 +116,25 @@ func TestMergeRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherDigests is part as if its objects had other relocations.
+func otherDigests(t *testing.T, part Part) Part {
+	t.Helper()
+	p, err := readPart(part.Name, part.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, progs := range p.Digests {
+		for name := range progs {
+			progs[name] = relodigest.Digest{1}
+		}
+	}
+	data, err := p.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Part{Name: "other relocations", Data: data}
 }
 
 func reversed[T any](s []T) []T {
@@ -144,6 +165,8 @@ func TestMergeCrafted(t *testing.T) {
 		{"garbage module", "split BTF", func(k *partKernel) { k.Entry.Modules[0].Split = []byte("garbage, not BTF at all") }},
 		{"module named twice", "twice", func(k *partKernel) { k.Entry.Modules = append(k.Entry.Modules, k.Entry.Modules[0]) }},
 		{"escaping module name", "not a safe path element", func(k *partKernel) { k.Entry.Modules[0].Name = "../../evil" }},
+		{"fixups not a digest", "fixups digest", func(k *partKernel) { k.Report.Fixups = "stable" }},
+		{"no fixups", "fixups digest", func(k *partKernel) { k.Report.Fixups = "" }},
 		{"over the decode budget", "decode budget", func(k *partKernel) {
 			// Valid BTF: no types, a 33 MiB string table of empty strings.
 			raw := make([]byte, rawbtf.HeaderLen+33<<20)
@@ -191,6 +214,12 @@ func TestMergeWireNumbers(t *testing.T) {
 		{"blob beyond the table", "blob", func(w *partWire) { w.Kernels[0].VMLinux = len(w.Blobs) + 1 }},
 		{"negative blob", "blob", func(w *partWire) { w.Kernels[0].VMLinux = -1 }},
 		{"row list beyond the table", "row list", func(w *partWire) { w.Kernels[0].Rows[1] = len(w.Relocations) + 1 }},
+		{"digests of an object twice", "twice", func(w *partWire) { w.Digests = append(w.Digests, w.Digests[0]) }},
+		{"digest of a program twice", "twice", func(w *partWire) {
+			w.Digests[0].Programs = append(w.Digests[0].Programs, w.Digests[0].Programs[0])
+		}},
+		{"digests of another object", "not one of the objects", func(w *partWire) { w.Digests[0].Object = "other.o" }},
+		{"unprintable program", "program name", func(w *partWire) { w.Digests[0].Programs[0].Name = "p\x1b[2J" }},
 		{"empty row list", "", func(w *partWire) {
 			w.Programs = append(w.Programs, []ProgramReport{})
 			for i := range w.Kernels {

@@ -29,7 +29,10 @@ import (
 //     base, and the modules relocate onto the entry's vmlinux as the
 //     runtime relocates them (the oracle's loading of an entry);
 //   - the entry fits the runtime's default decode budget, so the payload
-//     it goes into serves it.
+//     it goes into serves it;
+//   - its fixups digest is one FixupDigest could give (whether its
+//     kernel's family is stable follows from it, as the report's rows
+//     follow from theirs: a part is checked for form, not recomputed).
 func checkPartKernel(k *partKernel) error {
 	key := k.Entry.Key
 	fields := [][2]string{{"arch", key.Arch}, {"release", key.Release}, {"distro", key.Distro}, {"version", key.Version}}
@@ -47,6 +50,9 @@ func checkPartKernel(k *partKernel) error {
 	r := &k.Report
 	if (kernelkey.Key{Arch: r.Arch, Release: r.Release, Distro: r.Distro, Version: r.Version}) != key {
 		return fmt.Errorf("kernel %s: the report is of kernel %s/%s", key, r.Arch, r.Release)
+	}
+	if len(r.Fixups) != 32 || strings.Trim(r.Fixups, "0123456789abcdef") != "" {
+		return fmt.Errorf("kernel %s: fixups digest %q is not 32 hex digits", key, r.Fixups)
 	}
 	vmlinux, err := rawbtf.Parse(k.Entry.VMLinux, nil)
 	if err != nil {
@@ -91,7 +97,7 @@ func checkPartKernel(k *partKernel) error {
 // cache entry, and would embed a kernel every agent refuses.
 func withinBudget(e *encode.Entry) error {
 	var b bytes.Buffer
-	if err := encode.Write(&b, []encode.Entry{{Key: e.Key, VMLinux: e.VMLinux, Modules: e.Modules}}, nil); err != nil {
+	if err := encode.Write(&b, &encode.Payload{Entries: []encode.Entry{{Key: e.Key, VMLinux: e.VMLinux, Modules: e.Modules}}}, nil); err != nil {
 		return fmt.Errorf("kernel %s: encode: %w", e.Key, err)
 	}
 	assets, err := btfruntime.Open(b.Bytes())
@@ -100,6 +106,29 @@ func withinBudget(e *encode.Entry) error {
 	}
 	if err != nil {
 		return fmt.Errorf("kernel %s: the runtime would refuse its embedded BTF (decode budget %d MiB): %w", e.Key, payload.DefaultBudget>>20, err)
+	}
+	return nil
+}
+
+// checkDigests checks the relocation digests a part records: one set for
+// each of its objects, of programs with names the payload can hold (a
+// digest is any 16 bytes).
+func checkDigests(p *part) error {
+	for o := range p.Digests {
+		if !slices.Contains(p.Objects, o) {
+			return fmt.Errorf("relocation digests of %s, not one of the objects", safetext.Escape(o))
+		}
+	}
+	for _, o := range p.Objects {
+		progs, ok := p.Digests[o]
+		if !ok {
+			return fmt.Errorf("no relocation digests of %s", safetext.Escape(o))
+		}
+		for name := range progs {
+			if !payload.ValidName(name) {
+				return fmt.Errorf("%s: program name %q", safetext.Escape(o), name)
+			}
+		}
 	}
 	return nil
 }

@@ -3,8 +3,13 @@ package generator
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/relodigest"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -17,12 +22,20 @@ import (
 type partWire struct {
 	Shard, Shards int
 	Objects       []string
+	Digests       []objectDigests
 	Meta          []byte
 	Skipped       []Skipped
 	Blobs         [][]byte
 	Programs      [][]ProgramReport
 	Relocations   [][]RelocationReport
 	Kernels       []kernelWire
+}
+
+// objectDigests are an object's programs' relocation digests, as a part
+// holds them: a list, sorted, since decodedSize measures no map.
+type objectDigests struct {
+	Object   string
+	Programs []payload.ProgramDigest
 }
 
 // kernelWire is a partKernel whose blobs and rows are numbers. Its
@@ -45,6 +58,13 @@ type moduleWire struct {
 // after sharer.share, so a list is known by its first element's address.
 func (p *part) toWire() *partWire {
 	w := &partWire{Shard: p.Shard, Shards: p.Shards, Objects: p.Objects, Meta: p.Meta, Skipped: p.Skipped}
+	for _, o := range slices.Sorted(maps.Keys(p.Digests)) {
+		d := objectDigests{Object: o}
+		for _, prog := range slices.Sorted(maps.Keys(p.Digests[o])) {
+			d.Programs = append(d.Programs, payload.ProgramDigest{Name: prog, Digest: p.Digests[o][prog]})
+		}
+		w.Digests = append(w.Digests, d)
+	}
 	blobs := map[[sha256.Size]byte]int{}
 	blob := func(b []byte) int {
 		if b == nil {
@@ -90,7 +110,21 @@ func number[T any](seen map[*T]int, lists *[][]T, rows []T) int {
 
 // fromWire rebuilds the part, every number checked against its table.
 func (w *partWire) fromWire() (*part, error) {
-	p := &part{Shard: w.Shard, Shards: w.Shards, Objects: w.Objects, Meta: w.Meta, Skipped: w.Skipped}
+	p := &part{Shard: w.Shard, Shards: w.Shards, Objects: w.Objects, Meta: w.Meta, Skipped: w.Skipped,
+		Digests: map[string]map[string]relodigest.Digest{}}
+	for _, d := range w.Digests {
+		if _, dup := p.Digests[d.Object]; dup {
+			return nil, fmt.Errorf("relocation digests of %s twice", safetext.Escape(d.Object))
+		}
+		progs := map[string]relodigest.Digest{}
+		for _, prog := range d.Programs {
+			if _, dup := progs[prog.Name]; dup {
+				return nil, fmt.Errorf("%s: relocation digest of program %s twice", safetext.Escape(d.Object), safetext.Escape(prog.Name))
+			}
+			progs[prog.Name] = prog.Digest
+		}
+		p.Digests[d.Object] = progs
+	}
 	blob := func(n int) ([]byte, error) {
 		if n < 0 || n > len(w.Blobs) {
 			return nil, fmt.Errorf("blob %d of %d", n, len(w.Blobs))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/relodigest"
 )
 
 // relocationSet is some objects' relocations as minimization, the oracle
@@ -59,7 +60,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 			if d, ok := shapes[id]; ok {
 				return d, nil
 			}
-			d, err := typeShape(local, id)
+			d, err := relodigest.TypeShape(local, id)
 			if err != nil {
 				return "", fmt.Errorf("%s: local type %d: %w", o.names[i], id, err)
 			}
@@ -178,23 +179,4 @@ func groupDigest(what, order, shape string, members []string, unordered bool) st
 		members = slices.Sorted(slices.Values(members))
 	}
 	return cache.NewKey([]byte(what), []byte(order), []byte(shape), []byte(strings.Join(members, "\x01"))).String()
-}
-
-// typeShape is a local type as BTF on its own: the type and every type it
-// refers to, numbered from 1 in the order reached, so that equal types in
-// different objects (or at different IDs) have equal shapes.
-func typeShape(local *btf.Spec, id btf.TypeID) (string, error) {
-	typ, err := local.TypeByID(id)
-	if err != nil {
-		return "", err
-	}
-	var b btf.Builder
-	if _, err := b.Add(typ); err != nil {
-		return "", err
-	}
-	raw, err := b.Marshal(nil, nil)
-	if err != nil {
-		return "", err
-	}
-	return string(raw), nil
 }

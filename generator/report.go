@@ -27,6 +27,9 @@ type Report struct {
 	Objects []string       `json:"objects"`
 	Kernels []KernelReport `json:"kernels"`
 	Skipped []Skipped      `json:"skipped,omitempty"`
+	// Families are the kernel families of the kernels, and whether each
+	// is stable for the objects (families.go).
+	Families []FamilyReport `json:"families,omitempty"`
 	// Blobs counts distinct minimized vmlinux BTF blobs: kernels whose
 	// relocations need the same types share one.
 	Blobs        int           `json:"blobs"`
@@ -67,6 +70,11 @@ type KernelReport struct {
 	// own type IDs (bpf_core_type_id_kernel): no embedded BTF can give
 	// those, so these programs need the kernel's BTF.
 	KernelTypeIDs []RelocationReport `json:"kernel_type_ids,omitempty"`
+	// Fixups digests the fixups cilium/ebpf gives every relocation of
+	// the objects on this kernel (corereloc.Answers.FixupDigest): kernels
+	// with one digest relocate the objects alike. Families compares its
+	// members' digests.
+	Fixups string `json:"fixups"`
 }
 
 // ModuleReport is the embedded BTF of one kernel module.
@@ -221,6 +229,7 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	r.writeFamilies(w)
 	if err := r.writePrograms(w, opts.Verbose); err != nil {
 		return err
 	}

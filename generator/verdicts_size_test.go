@@ -49,7 +49,7 @@ func TestVerdictBytes(t *testing.T) {
 		bare[i].Unloadable = nil
 	}
 	var without bytes.Buffer
-	if err := encode.Write(&without, bare, nil); err != nil {
+	if err := encode.Write(&without, &encode.Payload{Entries: bare}, nil); err != nil {
 		t.Fatal(err)
 	}
 	p, err := payload.Open(payloadOf(t, res))

@@ -20,8 +20,9 @@ var ErrCorrupt = payload.ErrCorrupt
 // BTF is decompressed, checked and decoded on first use, and kept for
 // later calls while the decode budget holds it (see OpenOptions).
 type Assets struct {
-	p   *payload.Payload
-	bud *payload.Budget // OpenOptions.DecodeBudget, for every call
+	p      *payload.Payload
+	bud    *payload.Budget // OpenOptions.DecodeBudget, for every call
+	goFile string          // OpenOptions.GoFile
 
 	mu     sync.Mutex
 	loaded map[Key]*assetEntry // entries looked up so far
@@ -65,6 +66,10 @@ type OpenOptions struct {
 	// hold them keep them alive, outside the budget). 0 means
 	// DefaultDecodeBudget.
 	DecodeBudget int64
+	// GoFile is the generated Go file that embeds the payload
+	// ("kernelbtf_amd64.go"), which errors about the objects it was
+	// generated for name (Selection.Check): the generated code sets it.
+	GoFile string
 }
 
 // Open is OpenWithOptions with the default options.
@@ -84,7 +89,7 @@ func OpenWithOptions(data []byte, opts *OpenOptions) (*Assets, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Assets{p: p, bud: bud, loaded: map[Key]*assetEntry{}}, nil
+	return &Assets{p: p, bud: bud, goFile: opts.GoFile, loaded: map[Key]*assetEntry{}}, nil
 }
 
 // retry runs call, and once more if it failed for want of budget and
@@ -174,13 +179,9 @@ func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
-	preds, objects, err := a.predictions(e.Entry)
-	if err != nil {
-		return nil, fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
-	}
-	sel := &Selection{
-		Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw,
-		Predicted: true, Predictions: preds, objects: objects,
+	sel := &Selection{Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw, assets: a}
+	if err := a.predict(sel, e.Entry); err != nil {
+		return nil, err
 	}
 	if len(modSpecs) > 0 {
 		sel.Modules = maps.Clone(modSpecs)

@@ -7,12 +7,14 @@
 // program's relocations need, in one payload embedded with //go:embed. This
 // package opens that payload and selects BTF for the running kernel:
 //
-//  1. the kernel's own /sys/kernel/btf/vmlinux when present, unless
+//  1. a BTF file the user supplies, SelectOptions.BTFFile or else
+//     $BTFEMBED_BTF_FILE (BTFFileEnv), as libbpf's btf_custom_path;
+//  2. the kernel's own /sys/kernel/btf/vmlinux when present, unless
 //     SelectOptions.ForceEmbedded;
-//  2. the embedded entry for the kernel's architecture (uname -m, see
+//  3. the embedded entry for the kernel's architecture (uname -m, see
 //     kernelkey.NormalizeArch) and release (uname -r), disambiguated by os-release ID
 //     and VERSION_ID when several distributions ship the same release;
-//  3. otherwise an error wrapping ErrKernelNotSupported that names arch,
+//  4. otherwise an error wrapping ErrKernelNotSupported that names arch,
 //     release and distribution.
 //
 // Only the chosen entry is decompressed and parsed, once per Assets (while
@@ -39,8 +41,17 @@
 // # Selection outcomes
 //
 // Select returns a Selection or an error, never both and never neither,
-// whatever the host's files are. Paths are under HostRoot.
+// whatever the host's files are. Paths are under HostRoot, except the BTF
+// file's, which is the agent's.
 //
+//   - A BTF file is named (BTFFile, else $BTFEMBED_BTF_FILE unless
+//     ForceEmbedded): SourceFile, whatever the kernel and the payload
+//     have, or an error naming the file, never a fallback. The file must
+//     be a regular file, not a symbolic link, of at most 32 MiB, opened
+//     non-blocking (a FIFO never hangs Select), and raw BTF that passes
+//     the payload's checks and decodes in full within 512 MiB; its errors
+//     do not wrap ErrCorrupt, since the payload is not at fault. Setting
+//     BTFFile with ForceEmbedded is an error.
 //   - sys/kernel/btf/vmlinux is a readable regular file with valid BTF:
 //     SourceKernel. os-release does not matter, even if it is missing,
 //     unreadable or not a regular file.
@@ -60,12 +71,27 @@
 //     lists the distributions embedded and, if os-release could not be
 //     read, why.
 //   - The release is not embedded: an error wrapping ErrKernelNotSupported
-//     naming arch, release and distribution, and the `btfembed corpus
-//     import` command that adds this release to the corpus.
+//     naming arch, release and distribution, and the `go tool btfembed
+//     corpus import` command that adds this kernel to the agent's corpus:
+//     from the distribution's debug package (Debian's
+//     linux-image-<release>-dbg, Ubuntu's
+//     linux-image-unsigned-<release>-dbgsym, RHEL's kernel-debuginfo)
+//     where the kernel has no BTF of its own, since its image has none
+//     either; from its /sys/kernel/btf/vmlinux where it has (the embedded
+//     BTF forced).
+//   - The release is not embedded, but the payload records its family
+//     (kernelkey.Family: Debian 12's 6.1.0-*-amd64) as stable for its
+//     objects: with SelectOptions.AllowFamily, the BTF of the family's
+//     nearest older member (SourceFamily; Selection.Family says which,
+//     and what is assumed); without, the error says the family would
+//     serve it.
 //
 // Module BTF files of the kernel (sys/kernel/btf/<module>) follow the same
 // rules; one that exists but cannot be used makes the kernel's BTF
 // unusable, and the embedded entry (which carries the module) is used.
+// With a BTF file, modules come from the embedded entry only, relocated
+// onto the file's BTF: the kernel's module BTF refers to the kernel's
+// vmlinux BTF by type ID, not to the file's.
 //
 // Program types that attach by BTF ID (tp_btf, fentry, fexit, fmod_ret,
 // lsm, iter, struct_ops, freplace) need the kernel's own BTF to attach and
@@ -84,9 +110,22 @@
 // Selection of an embedded entry lists them (Predicted, Predictions);
 // Selection.Prune removes those programs, and the maps only they use,
 // from a CollectionSpec, and Selection.LoadAndAssign loads the rest into
-// bpf2go's objects struct, leaving the skipped programs' fields nil. A
-// selection of the kernel's own BTF predicts nothing: btfembed analysed
-// the corpus's kernels, not this build. docs/runtime.md has the details.
+// bpf2go's objects struct, leaving the skipped programs' fields nil.
+//
+// A selection of the kernel's own BTF carries the verdicts of the entry
+// that Select would have chosen without it (same architecture and
+// release, the distribution told apart as above), and says so
+// (Selection.PredictionsFrom): the generator computed them from that
+// release's full BTF, the very BTF the kernel exposes, so they hold with
+// it too. That rests on the assumption every embedded selection makes,
+// that a release string names one build; a kernel built from other
+// sources under an embedded release string defeats it. The cost is the
+// lookup of one index block and the verdicts frame, both small and
+// decoded once per Assets (BenchmarkSelectKernel). A kernel the payload
+// does not embed predicts nothing: the runtime does not guess from a
+// nearby release. Nor does a BTF file the user supplies: it is supplied
+// where the embedded BTF is not this kernel's. docs/runtime.md has the
+// details.
 //
 // # Payload format
 //
@@ -118,18 +157,23 @@
 //
 //   - Open: the generated KernelBTF function calls it on the embedded
 //     payload. OpenWithOptions, OpenOptions and DefaultDecodeBudget: for
-//     an agent that bounds decoding memory below the default.
+//     an agent that bounds decoding memory below the default, and for the
+//     generated code, which names its Go file (OpenOptions.GoFile) for
+//     Check's error.
 //   - Assets: what Open returns; an agent calls its CollectionOptions
 //     (the usual start-up call), Select (BTF alone), Kernels and Lookup
 //     (what is embedded, for diagnostics and tests).
-//   - SelectOptions: an agent's overrides: ForceEmbedded, HostRoot in a
-//     container, the kernel's identity in tests.
-//   - Selection: the chosen BTF (Source, Key, Spec, Modules), the load
-//     predictions (Predicted, Predictions) and the calls acting on them:
+//   - SelectOptions: an agent's overrides: BTFFile for an operator's BTF,
+//     ForceEmbedded, HostRoot in a container, the kernel's identity in
+//     tests. BTFFileEnv: the variable an agent's help names, as it does
+//     its own flags.
+//   - Selection: the chosen BTF (Source, Key, File, Spec, Modules), the
+//     load predictions (Predicted, PredictionsFrom, Predictions) and the
+//     calls acting on them:
 //     Prune, LoadAndAssign, and ModuleSpecs for an agent that builds its
 //     own ebpf.CollectionOptions from Select.
-//   - Source: where a Selection's BTF came from (SourceKernel or
-//     SourceEmbedded), for the agent's log line.
+//   - Source: where a Selection's BTF came from (SourceKernel,
+//     SourceEmbedded, SourceFile or SourceFamily), for the agent's log line.
 //   - Key: an embedded kernel's identity, in Selection.Key, Kernels and
 //     Lookup (package kernelkey's Key, so corpus tools share it).
 //   - Prediction, Verdict: one program predicted not to load, in
@@ -140,6 +184,16 @@
 //     reads which kernel and why (errors.As).
 //   - ErrCorrupt: an agent tells a damaged payload from an unsupported
 //     kernel.
+//   - Selection.Check, ErrOtherObjects: a collection the payload was not
+//     generated for (its object rebuilt with other CO-RE relocations, go
+//     generate not run) is refused, by Prune and LoadAndAssign, or by
+//     Check for an agent that loads with cilium/ebpf itself; the error
+//     says to run go generate.
+//   - SelectOptions.AllowFamily, SourceFamily, FamilySelection: a build
+//     of a kernel family the payload records as stable for its objects,
+//     newer than the payload, served with a member's BTF when the agent
+//     asks for it, and the Selection saying which and why
+//     (Selection.Family).
 //
 // # Example
 //

@@ -27,7 +27,7 @@ func payload() []byte {
 		entries = append(entries, encode.Entry{Key: k, VMLinux: raw})
 	}
 	var buf bytes.Buffer
-	if err := encode.Write(&buf, entries, nil); err != nil {
+	if err := encode.Write(&buf, &encode.Payload{Entries: entries}, nil); err != nil {
 		panic(err)
 	}
 	return buf.Bytes()
@@ -76,13 +76,21 @@ func ExampleAssets_Select() {
 	}
 	fmt.Println(sel.Source, sel.Key, task.Size > 0)
 
-	_, err = assets.Select(&btfruntime.SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
+	// A kernel the payload lacks, without BTF of its own: a host file
+	// system, as an agent in a container sees the host's under HostRoot,
+	// with no /sys/kernel/btf. The error says how to embed the kernel.
+	host, err := os.MkdirTemp("", "host")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(host)
+	_, err = assets.Select(&btfruntime.SelectOptions{HostRoot: host, Arch: "x86_64", Release: "5.15.0-1-generic", Distro: "ubuntu", Version: "22.04"})
 	fmt.Println(errors.Is(err, btfruntime.ErrKernelNotSupported))
 	fmt.Println(err)
 	// Output:
 	// embedded arm64/6.1.0-57-arm64 (debian 12) true
 	// true
-	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 2 embedded kernels matches; to embed it, import its BTF into the corpus and run go generate again: on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, or `btfembed corpus import -o CORPUS /boot/vmlinuz-5.15.0-1-generic` (or its kernel package)
+	// kernel not supported: x86_64/5.15.0-1-generic (ubuntu 22.04): none of the 2 embedded kernels matches; to embed it, import its BTF into the agent's corpus (CORPUS below, the -corpus of its go:generate line) and run go generate again: this kernel has no BTF of its own (no usable /sys/kernel/btf/vmlinux, and none in its image), so pahole makes it from the kernel's debug info: download its debug package, linux-image-unsigned-5.15.0-1-generic-dbgsym, and run `go tool btfembed corpus import -o CORPUS linux-image-unsigned-5.15.0-1-generic-dbgsym_*.ddeb` in the agent's module
 }
 
 // CollectionOptions gives options for ebpf.NewCollectionWithOptions with

@@ -69,6 +69,17 @@ func (p Prediction) String() string {
 	return b.String()
 }
 
+// predict gives sel entry e's verdicts, for SourceEmbedded and for the
+// kernel's own BTF of the same build (Selection.Predicted).
+func (a *Assets) predict(sel *Selection, e payload.Entry) error {
+	preds, objects, err := a.predictions(e)
+	if err != nil {
+		return fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
+	}
+	sel.Predicted, sel.PredictionsFrom, sel.Predictions, sel.objects = true, e.Key, preds, objects
+	return nil
+}
+
 // predictions resolves entry e's verdicts, and the programs of each
 // object they are about. The payload checked names and kinds; reasons are
 // escaped here.

@@ -32,16 +32,23 @@ type PruneOptions struct {
 // (bpf2go's loadBpf, or ebpf.LoadCollectionSpec), possibly with programs
 // deleted already; Prune tells which object by its program names. A
 // spec of an object with no predictions for this kernel, or a Selection
-// that is not Predicted (the kernel's own BTF), is left as it is.
+// that is not Predicted (a kernel the payload does not embed, a BTF file
+// the user supplied), is left as it is.
 //
 // What the removed programs leave behind is handled too: a map that only
 // they use is removed (a map of a type this kernel lacks would fail
 // NewCollection), unless it holds global variables, and program array
 // entries that name them are dropped. The struct fields bpf2go generates
 // for them are not: see LoadAndAssign.
+//
+// A spec of an object the payload was not generated for is refused with
+// an error wrapping ErrOtherObjects (Check).
 func (s *Selection) Prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Prediction, error) {
 	if opts == nil {
 		opts = &PruneOptions{}
+	}
+	if err := s.Check(spec); err != nil {
+		return nil, err
 	}
 	object, err := s.objectOf(spec, opts.Object)
 	if object == "" || err != nil {

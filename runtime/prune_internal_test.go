@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -72,29 +73,84 @@ func TestPruneContents(t *testing.T) {
 	}
 }
 
-// TestKernelBTFPredictsNothing: on a kernel with BTF of its own, the
-// selection predicts nothing, even where the payload has verdicts for
-// that very release; forced to the embedded entry, it has them.
-func TestKernelBTFPredictsNothing(t *testing.T) {
+// TestKernelBTFPredictions: on a kernel with BTF of its own, the
+// selection carries the verdicts of the embedded entry Select's matching
+// rules pick for the running kernel (a release string names one build, so
+// they were computed from this very BTF), and none where no entry is
+// picked; forced to the embedded entry, it has the same verdicts.
+func TestKernelBTFPredictions(t *testing.T) {
 	entries := payloadtest.WithVerdicts(payloadtest.Entries(t))
-	i := slices.IndexFunc(entries, func(e encode.Entry) bool { return len(e.Unloadable) > 0 })
-	e := entries[i]
-	a := open(t, payloadtest.Encode(t, entries, nil))
-	root := hostRoot(t, "etc/os-release", "ID=debian\nVERSION_ID=12\n")
-	writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), e.VMLinux)
-	opts := &SelectOptions{HostRoot: root, Arch: e.Key.Arch, Release: e.Key.Release}
-	sel, err := a.Select(opts)
-	if err != nil {
-		t.Fatal(err)
+	byRelease := map[string]encode.Entry{}
+	for _, e := range entries {
+		byRelease[e.Key.Release] = e
 	}
-	if sel.Source != SourceKernel || sel.Predicted || sel.Predictions != nil {
-		t.Errorf("kernel BTF: source %s, predicted %v, %v; want the kernel's and no prediction", sel.Source, sel.Predicted, sel.Predictions)
+	// 6.1.0-47-amd64 is also "shipped by ubuntu 22.04", with other BTF
+	// and no verdicts.
+	ubuntu := encode.Entry{Key: Key{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "ubuntu", Version: "22.04"},
+		VMLinux: byRelease["6.12.118+deb12-amd64"].VMLinux}
+	a := open(t, payloadtest.Encode(t, append(entries, ubuntu), nil))
+	debian47, arm := byRelease["6.1.0-47-amd64"], byRelease["6.1.0-57-arm64"]
+	for _, c := range []struct {
+		name      string
+		e         encode.Entry // whose BTF the kernel has
+		release   string       // uname -r, if not e's
+		osRelease string
+		want      *encode.Entry // whose verdicts; nil: not predicted
+	}{
+		{name: "embedded once", e: arm, osRelease: "ID=debian\nVERSION_ID=12\n", want: &arm},
+		{name: "embedded once, other distribution", e: arm, osRelease: "ID=centos\n", want: &arm},
+		{name: "embedded once, no verdicts", e: byRelease["6.12.118+deb12-amd64"], want: ptr(byRelease["6.12.118+deb12-amd64"])},
+		{name: "embedded twice, os-release picks", e: debian47, osRelease: "ID=debian\nVERSION_ID=12\n", want: &debian47},
+		{name: "embedded twice, ID_LIKE picks", e: ubuntu, osRelease: "ID=linuxmint\nID_LIKE=ubuntu\n", want: &ubuntu},
+		{name: "embedded twice, nothing picks", e: debian47, osRelease: "ID=fedora\n"},
+		{name: "not embedded", e: debian47, release: "6.1.0-99-amd64", osRelease: "ID=debian\nVERSION_ID=12\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := hostRoot(t, "etc/os-release", c.osRelease)
+			writeFile(t, filepath.Join(root, "sys/kernel/btf/vmlinux"), c.e.VMLinux)
+			opts := &SelectOptions{HostRoot: root, Arch: c.e.Key.Arch, Release: cmp.Or(c.release, c.e.Key.Release)}
+			sel, err := a.Select(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Source != SourceKernel {
+				t.Fatalf("selected %s BTF, want the kernel's", sel.Source)
+			}
+			if c.want == nil {
+				if sel.Predicted || sel.Predictions != nil || sel.PredictionsFrom != (Key{}) {
+					t.Errorf("predicted %v from %s: %v; want no prediction", sel.Predicted, sel.PredictionsFrom, sel.Predictions)
+				}
+				return
+			}
+			if !sel.Predicted || sel.PredictionsFrom != c.want.Key || !samePredictions(sel.Predictions, c.want.Unloadable) {
+				t.Errorf("predicted %v from %s: %v; want %s's %v", sel.Predicted, sel.PredictionsFrom, sel.Predictions, c.want.Key, c.want.Unloadable)
+			}
+			opts.ForceEmbedded = true
+			emb, err := a.Select(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if emb.Source != SourceEmbedded || !emb.Predicted || emb.PredictionsFrom != emb.Key || !slices.EqualFunc(emb.Predictions, sel.Predictions, samePrediction) {
+				t.Errorf("embedded: %s BTF, predicted %v from %s: %v; want the kernel selection's %v", emb.Source, emb.Predicted, emb.PredictionsFrom, emb.Predictions, sel.Predictions)
+			}
+		})
 	}
-	opts.ForceEmbedded = true
-	if sel, err = a.Select(opts); err != nil {
-		t.Fatal(err)
-	}
-	if sel.Source != SourceEmbedded || !sel.Predicted || len(sel.Predictions) != len(e.Unloadable) {
-		t.Errorf("embedded: source %s, predicted %v, %v; want %d predictions", sel.Source, sel.Predicted, sel.Predictions, len(e.Unloadable))
-	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// samePredictions says whether got are the predictions want encodes,
+// which got lists by object and program.
+func samePredictions(got []Prediction, want []encode.Prediction) bool {
+	want = slices.SortedFunc(slices.Values(want), func(a, b encode.Prediction) int {
+		return cmp.Or(cmp.Compare(a.Object.Name, b.Object.Name), cmp.Compare(a.Program, b.Program))
+	})
+	return slices.EqualFunc(got, want, func(g Prediction, w encode.Prediction) bool {
+		return g.Object == w.Object.Name && g.Program == w.Program && g.Verdict == Verdict(w.Verdict) &&
+			g.Kind == w.Kind && slices.Equal(g.Reasons, w.Reasons)
+	})
+}
+
+func samePrediction(a, b Prediction) bool {
+	return a.Object == b.Object && a.Program == b.Program && a.Verdict == b.Verdict && a.Kind == b.Kind && slices.Equal(a.Reasons, b.Reasons)
 }

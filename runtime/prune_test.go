@@ -96,10 +96,12 @@ func TestPrune(t *testing.T) {
 	}
 }
 
-// TestPruneNotPredicted: a selection of the kernel's own BTF predicts
-// nothing, even for a release whose embedded entry fails count_exec, and
-// Prune leaves the collection as it is.
-func TestPruneNotPredicted(t *testing.T) {
+// TestPruneKernelBTF: on a kernel with BTF of its own whose release is
+// embedded, the selection is the kernel's BTF with the entry's verdicts,
+// and Prune removes count_exec as on the embedded entry; on one whose
+// release is not embedded there is no prediction, and Prune leaves the
+// collection as it is.
+func TestPruneKernelBTF(t *testing.T) {
 	b, err := os.ReadFile(execsnoopPayload)
 	if err != nil {
 		t.Fatal(err)
@@ -120,14 +122,34 @@ func TestPruneNotPredicted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "sys/kernel/btf/vmlinux"), vmlinux, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sel, err := assets.Select(&btfruntime.SelectOptions{HostRoot: root, Arch: "x86_64", Release: release})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := execsnoopSpec(t)
-	removed, err := sel.Prune(spec, nil)
-	if sel.Source != btfruntime.SourceKernel || sel.Predicted || len(sel.Predictions) != 0 || removed != nil || err != nil || len(spec.Programs) != 2 {
-		t.Fatalf("source %s, predicted %v %v, removed %v, %v, %d programs left", sel.Source, sel.Predicted, sel.Predictions, removed, err, len(spec.Programs))
+	for _, tt := range []struct {
+		release   string
+		predicted bool
+		removed   []string
+		progs     []string
+	}{
+		{release, true, []string{"count_exec"}, []string{"handle_exec"}},
+		{"6.1.0-99-amd64", false, nil, []string{"count_exec", "handle_exec"}},
+	} {
+		t.Run(tt.release, func(t *testing.T) {
+			sel, err := assets.Select(&btfruntime.SelectOptions{HostRoot: root, Arch: "x86_64", Release: tt.release})
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := execsnoopSpec(t)
+			removed, err := sel.Prune(spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range removed {
+				got = append(got, p.Program)
+			}
+			if sel.Source != btfruntime.SourceKernel || sel.Predicted != tt.predicted || !slices.Equal(got, tt.removed) || !slices.Equal(names(spec.Programs), tt.progs) {
+				t.Fatalf("source %s, predicted %v %v, removed %v, programs left %v; want the kernel's, %v, %v, %v",
+					sel.Source, sel.Predicted, sel.Predictions, got, names(spec.Programs), tt.predicted, tt.removed, tt.progs)
+			}
+		})
 	}
 }
 

@@ -33,6 +33,8 @@ type NotSupportedError struct {
 	Embedded int
 	// Reason details why no entry fits, if more than "none matches".
 	Reason string
+
+	host hostBTF // what Select saw of the kernel's own BTF, for the advice
 }
 
 func (e *NotSupportedError) Error() string {
@@ -42,18 +44,6 @@ func (e *NotSupportedError) Error() string {
 		return msg + e.Reason
 	}
 	return msg + fmt.Sprintf("none of the %d embedded kernels matches; ", e.Embedded) + e.fix()
-}
-
-// fix tells the developer how to embed the missing kernel: the error is
-// often read first in the field, far from the corpus, so it names the
-// exact import command for this release. /sys/kernel/btf/vmlinux serves
-// where the kernel has BTF of its own (Select only falls back to the
-// payload there when forced or when that file is unusable); its image
-// serves where it has none, since distribution images keep their .BTF.
-func (e *NotSupportedError) fix() string {
-	return "to embed it, import its BTF into the corpus and run go generate again: " +
-		"on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, " +
-		"or `btfembed corpus import -o CORPUS /boot/vmlinuz-" + e.Key.Release + "` (or its kernel package)"
 }
 
 func (e *NotSupportedError) Unwrap() error { return ErrKernelNotSupported }
@@ -68,14 +58,27 @@ const (
 	SourceKernel Source = iota + 1 // kernel
 	// SourceEmbedded is BTF from the payload.
 	SourceEmbedded // embedded
+	// SourceFamily is BTF from the payload of another build of the
+	// kernel's family, which the caller allowed (SelectOptions.AllowFamily);
+	// Selection.Family says which and why.
+	SourceFamily // family
+	// SourceFile is a BTF file the user supplied (SelectOptions.BTFFile,
+	// $BTFEMBED_BTF_FILE).
+	SourceFile // file
 )
 
 // Selection is the BTF chosen for one kernel.
 type Selection struct {
 	Source Source
-	// Key is the embedded entry's key for SourceEmbedded, the running
-	// kernel's for SourceKernel.
+	// Key is the embedded entry's key for SourceEmbedded and
+	// SourceFamily (the family's member whose BTF is used), the running
+	// kernel's for SourceKernel and SourceFile.
 	Key Key
+	// File is the BTF file's path, as given, for SourceFile.
+	File string
+	// Family says, for SourceFamily, which family serves the running
+	// kernel and why; nil otherwise.
+	Family *FamilySelection
 	// Spec is the vmlinux BTF. For SourceEmbedded it is shared by every
 	// Selection of the same entry while the Assets keeps the entry
 	// loaded (btf.Spec is safe for concurrent use), and every type of it
@@ -87,14 +90,33 @@ type Selection struct {
 	// Spec. For SourceKernel, it is the kernel's BTF of every module the
 	// payload knows of for this architecture and the kernel has BTF for,
 	// plus embedded modules of the matching entry that the kernel has no
-	// BTF for, relocated onto the kernel's.
+	// BTF for, relocated onto the kernel's. For SourceFile, they are the
+	// matching entry's modules with a distilled base, relocated onto the
+	// file's BTF.
 	Modules map[string]*btf.Spec
 
 	// Predicted says whether Predictions is btfembed's load prediction
-	// for this kernel. It is true for SourceEmbedded. It is false for
-	// SourceKernel: the generator analysed the corpus's kernels, not this
-	// exact build, and the runtime does not guess from a nearby release.
+	// for this kernel, the verdicts of the embedded entry
+	// PredictionsFrom. It is true for SourceEmbedded. For SourceKernel,
+	// it is true where the payload embeds the running kernel (the entry
+	// Select would choose without the kernel's BTF): the verdicts were
+	// computed from that entry's full BTF, which is the BTF the kernel
+	// exposes, on the assumption every embedded selection rests on, that
+	// an architecture and a release string (and the distribution, where
+	// several ship the release) name one build. A kernel built from other
+	// sources under a release the payload embeds breaks it either way.
+	// It is false where the kernel is not embedded: the runtime does not
+	// guess from a nearby release. It is false for SourceFile: an operator
+	// supplies a file where the embedded BTF is not this kernel's. For
+	// SourceFamily, it is true where every member of the family has the
+	// same verdicts (FamilySelection).
 	Predicted bool
+	// PredictionsFrom is the key of the embedded entry whose verdicts
+	// Predictions are, when Predicted: Key for SourceEmbedded; for
+	// SourceKernel, the entry matching the running kernel, whose
+	// distribution may differ from os-release's (a release embedded once
+	// serves every distribution).
+	PredictionsFrom Key
 	// Predictions are the programs predicted not to load on this kernel
 	// (VerdictFails) or that may not (VerdictUnknown), sorted by object
 	// and program; a program not listed is predicted to load. Empty
@@ -103,6 +125,7 @@ type Selection struct {
 
 	objects map[string][]string // programs of each object of Predictions
 	root    string              // HostRoot of a SourceKernel selection
+	assets  *Assets             // what Check checks against
 	// moduleBTF is the raw embedded module BTF behind Modules (for
 	// SourceKernel, only the modules taken from the payload), sorted by
 	// name.
@@ -125,8 +148,18 @@ func (s *Selection) ModuleSpecs() []*btf.Spec {
 
 // SelectOptions tunes Select. A nil *SelectOptions means the defaults.
 type SelectOptions struct {
-	// ForceEmbedded skips the kernel's own BTF.
+	// ForceEmbedded skips the kernel's own BTF and $BTFEMBED_BTF_FILE.
 	ForceEmbedded bool
+	// BTFFile is a file of raw BTF (as /sys/kernel/btf/vmlinux, or a
+	// decompressed BTFHub archive) to use ahead of the kernel's own BTF
+	// and the payload, as libbpf's btf_custom_path: for a kernel the
+	// payload lacks, or whose own BTF is wrong. Empty means
+	// $BTFEMBED_BTF_FILE (BTFFileEnv), and none if that is empty too. The
+	// path is the agent's, not under HostRoot. It must be a regular file
+	// (not a symbolic link) of at most 32 MiB, which is checked as the
+	// payload's BTF is and fully decoded; one that cannot be used is an
+	// error, never a fallback. Setting it with ForceEmbedded is an error.
+	BTFFile string
 	// HostRoot is where the host's file system is mounted, for agents in
 	// containers ("/host"): os-release and /sys/kernel/btf are read
 	// under it. Empty means "/".
@@ -135,12 +168,20 @@ type SelectOptions struct {
 	// os-release say (tests, tooling). Setting Distro or Version skips
 	// os-release.
 	Arch, Release, Distro, Version string
+	// AllowFamily serves a kernel whose release the payload does not
+	// embed, but whose family it records as stable for its objects, with
+	// the BTF of an embedded build of that family (SourceFamily): a
+	// Debian or Ubuntu patch release newer than the payload. Without it
+	// such a kernel is not supported, and the error says the family
+	// would serve it. See FamilySelection for what is assumed.
+	AllowFamily bool
 }
 
 // Select chooses BTF for the running kernel. It returns a Selection or an
 // error, never neither; see the package documentation for every outcome.
 //
-// In order: the kernel's own /sys/kernel/btf/vmlinux when it exists
+// In order: the BTF file opts.BTFFile or $BTFEMBED_BTF_FILE names, if any;
+// else the kernel's own /sys/kernel/btf/vmlinux when it exists
 // (unless opts.ForceEmbedded); else the embedded entry for the kernel's
 // architecture and release, told apart by os-release ID (then ID_LIKE) and
 // VERSION_ID when several distributions ship the release with different
@@ -156,6 +197,13 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	h, err := hostInfo(opts)
 	if err != nil {
 		return nil, err
+	}
+	path, err := btfFile(opts)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		return a.fileSelection(h, path)
 	}
 	var kernelErr error
 	if !opts.ForceEmbedded {
@@ -175,12 +223,14 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	err = a.retry(func() error {
 		e, err := a.match(h)
 		if err != nil {
+			sel, err = a.familySelection(h, opts.AllowFamily, err)
 			return err
 		}
 		sel, err = a.selection(e)
 		return err
 	})
 	if err != nil {
+		adviseOn(err, opts)
 		return nil, errors.Join(kernelErr, err)
 	}
 	return sel, nil
@@ -293,7 +343,14 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", vmlinux, err)
 	}
-	sel := &Selection{Source: SourceKernel, Key: h.key, Spec: spec, root: root}
+	sel := &Selection{Source: SourceKernel, Key: h.key, Spec: spec, root: root, assets: a}
+	// The entry Select would choose without the kernel's BTF: its
+	// modules serve where the kernel has none, and its verdicts were
+	// computed from this kernel's BTF.
+	e, err := a.hostEntry(h)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range a.p.ModuleNames(h.key.Arch) {
 		path := filepath.Join(dir, name)
 		present, err := kernelFile(path)
@@ -312,10 +369,26 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		}
 		sel.Modules[name] = mod
 	}
-	if err := a.embeddedModules(h, sel, vmlinux, raw); err != nil {
+	if e == nil {
+		return sel, nil
+	}
+	if err := a.embeddedModules(e, sel, vmlinux, raw); err != nil {
+		return nil, err
+	}
+	if err := a.predict(sel, e.Entry); err != nil {
 		return nil, err
 	}
 	return sel, nil
+}
+
+// hostEntry is match for a selection that does not need the embedded
+// entry: nil where the payload has none for the host.
+func (a *Assets) hostEntry(h host) (*assetEntry, error) {
+	e, err := a.match(h)
+	if errors.Is(err, ErrKernelNotSupported) {
+		return nil, nil
+	}
+	return e, err
 }
 
 // kernelFile says whether path exists, and fails if it exists but is not
@@ -343,17 +416,17 @@ func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 	return btf.LoadSplitSpecFromReader(bytes.NewReader(b), base)
 }
 
-// embeddedModules adds to a SourceKernel selection the distilled modules
-// of the matching embedded entry that the kernel lacks, relocated onto the
-// kernel's vmlinux BTF. That is vmlinuxRaw where kernelSelection read the
-// file itself (under a HostRoot), so it is read once; where cilium/ebpf
-// loaded it, it is read from vmlinuxPath, and only if a module needs it.
-// The kernel's BTF is the kernel's, not the payload's: the modules are
-// charged to the budget while they load, not the kernel types they reach.
-func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
-	e, err := a.match(h)
-	if err != nil || len(e.Modules) == 0 {
-		return nil // nothing embedded for this kernel
+// embeddedModules adds to a SourceKernel or SourceFile selection the
+// distilled modules of the matching embedded entry e that the selection
+// lacks, relocated onto its vmlinux BTF. That is vmlinuxRaw where it was
+// read here (a BTF file, or the kernel's under a HostRoot), so it is read
+// once; where cilium/ebpf loaded it, it is read from vmlinuxPath, and only
+// if a module needs it. The vmlinux BTF is not the payload's: the modules
+// are charged to the budget while they load, not the vmlinux types they
+// reach.
+func (a *Assets) embeddedModules(e *assetEntry, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
+	if len(e.Modules) == 0 {
+		return nil
 	}
 	_, modRaw, _, err := a.load(e)
 	if err != nil {
@@ -384,7 +457,7 @@ func (a *Assets) embeddedModules(h host, sel *Selection, vmlinuxPath string, vml
 	specs, err := loadModules(lacking, payload.KernelBTF(kernel), sel.Spec, false, c)
 	c.end(true)
 	if err != nil {
-		return fmt.Errorf("embedded BTF for %s onto the kernel's BTF: %w", e.Key, err)
+		return fmt.Errorf("embedded BTF for %s onto %s: %w", e.Key, vmlinuxPath, err)
 	}
 	if sel.Modules == nil {
 		sel.Modules = map[string]*btf.Spec{}

@@ -87,7 +87,7 @@ func TestSelectEmbedded(t *testing.T) {
 		{name: "distro picks nothing", opts: SelectOptions{Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "fedora", Version: "40"},
 			wantErr: "release is embedded for debian 12, ubuntu 22.04"},
 		{name: "unknown release", opts: SelectOptions{Arch: "x86_64", Release: "5.4.0-1-generic", Distro: "ubuntu", Version: "20.04"},
-			wantErr: "x86_64/5.4.0-1-generic (ubuntu 20.04): none of the 8 embedded kernels matches; to embed it, import its BTF into the corpus and run go generate again: on a machine running it, `btfembed corpus import -o CORPUS /sys/kernel/btf/vmlinux`, or `btfembed corpus import -o CORPUS /boot/vmlinuz-5.4.0-1-generic` (or its kernel package)"},
+			wantErr: "x86_64/5.4.0-1-generic (ubuntu 20.04): none of the 8 embedded kernels matches; to embed it, import its BTF into the agent's corpus"},
 		{name: "unknown arch", opts: SelectOptions{Arch: "s390x", Release: "6.1.0-47-amd64"},
 			wantErr: "kernel not supported: s390x/6.1.0-47-amd64: "},
 	} {

@@ -10,11 +10,13 @@ func _() {
 	var x [1]struct{}
 	_ = x[SourceKernel-1]
 	_ = x[SourceEmbedded-2]
+	_ = x[SourceFamily-3]
+	_ = x[SourceFile-4]
 }
 
-const _Source_name = "kernelembedded"
+const _Source_name = "kernelembeddedfamilyfile"
 
-var _Source_index = [...]uint8{0, 6, 14}
+var _Source_index = [...]uint8{0, 6, 14, 20, 24}
 
 func (i Source) String() string {
 	idx := int(i) - 1

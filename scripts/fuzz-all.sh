@@ -34,7 +34,15 @@ for pkg in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname |
 			tail -30 "$log" >&2
 			fail=1
 		fi
-		rate=$(grep -o 'execs: [0-9]* ([0-9]*/sec)' "$log" | tail -1 | sed 's/.*(\([0-9]*\)\/sec)/\1/')
+		# The last status line's totals: its own rate covers only the
+		# moment since the line before.
+		last=$(grep -o 'elapsed: [0-9]*s, execs: [0-9]*' "$log" | tail -1)
+		rate=
+		if [[ -n $last ]]; then
+			secs=${last#elapsed: }
+			secs=${secs%%s,*}
+			rate=$((${last##*execs: } / (secs > 0 ? secs : 1)))
+		fi
 		rss=$(grep -o '^rss [0-9]*' "$log" | tail -1 | awk '{printf "%d MiB", $2/1024}')
 		echo "| $target | ${pkg#./} | ${rate:-?} | $rss |"
 	done

@@ -85,6 +85,9 @@ type generateFlags struct {
 	failOnUnloadable bool
 	shard            shardFlag
 	cacheVerify      bool
+	// check compares the outputs with the files on disk instead of
+	// writing them (-check).
+	check bool
 }
 
 type stringList []string
@@ -99,6 +102,11 @@ func (l *stringList) Set(v string) error {
 	}
 	return nil
 }
+
+// checkEnvVar, set to 1, turns on -check by default, so that CI checks
+// every btfembed go:generate line of a module as it is written, with go
+// generate, and the outputs it compares hold that line.
+const checkEnvVar = "BTFEMBED_CHECK"
 
 // pathFlags are the flags whose values are paths, which the header's
 // command line gives relative to the package.
@@ -123,6 +131,7 @@ func newGenerateFlagSet(f *generateFlags, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses (poisoned instructions no path reaches) and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
 	fs.Var(&f.shard, "shard", "process only shard `i/n` of the corpus (0 <= i < n) and write a part for 'btfembed merge' beside -output")
+	fs.BoolVar(&f.check, "check", os.Getenv(checkEnvVar) == "1", "write nothing: generate in memory and fail, naming them, if the Go files and payloads on disk differ from what this run would write, for CI (a payload that no longer matches its objects); "+checkEnvVar+"=1 go generate ./... checks every btfembed go:generate line as written; -report is still written (default $"+checkEnvVar+"=1)")
 	fs.BoolVar(&f.cacheVerify, "cache-verify", cache.VerifyFromEnv(), "verify mode, for a cache restored from a less trusted source (CI caches of other branches): process every kernel from the corpus and replace, with a warning, a cached result that differs (default $"+cache.VerifyEnvVar+"=1); see docs/cache.md")
 	return fs
 }
@@ -168,6 +177,9 @@ func parseGenerateFlags(stdout io.Writer, args []string) (*generateFlags, []stri
 		return nil, nil, usagef("-workers %d: want a positive number, or 0 for all cores", f.workers)
 	case f.workers == 0:
 		f.workers = runtime.GOMAXPROCS(0)
+	}
+	if f.check && f.shard.n > 0 {
+		return nil, nil, usagef("-check and -shard: a shard writes a part, not the outputs -check compares; check the merge's")
 	}
 	if len(f.corpus) == 0 {
 		for _, dir := range filepath.SplitList(os.Getenv("BTFEMBED_CORPUS")) {
@@ -281,7 +293,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 // files and payloads, one per GOARCH in perGOARCH or one for all when it
 // is nil, the report, the table and the summary line.
 func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command string, perGOARCH []string, res *generator.Result) error {
-	out := &outputs{pkg: f.pkg, ident: f.ident, command: command, replaceLayout: f.replaceLayout}
+	out := &outputs{pkg: f.pkg, ident: f.ident, command: command, replaceLayout: f.replaceLayout, check: f.check}
 	if perGOARCH == nil {
 		if err := out.add(goFile, nil, res); err != nil {
 			return err
@@ -319,7 +331,7 @@ func writeResult(stdout, stderr io.Writer, f *generateFlags, goFile, command str
 	if f.report != "" {
 		// 40 KB of JSON per kernel with a dozen objects: written to its
 		// temporary file kernel by kernel, never in memory whole.
-		out.files = append(out.files, outputFile{Path: f.report, Write: res.Report.WriteJSON})
+		out.report = &outputFile{Path: f.report, Write: res.Report.WriteJSON}
 	}
 	if err := out.write(goFile); err != nil {
 		return err
@@ -447,6 +459,9 @@ func commandLine(args []string, pkg, pkgDir string) (string, error) {
 		if fl == nil {
 			parts = append(parts, a)
 			continue
+		}
+		if name == "check" {
+			continue // a run that writes nothing records nothing
 		}
 		pkgGiven = pkgGiven || name == "pkg"
 		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {

@@ -162,6 +162,8 @@ func TestCommandLine(t *testing.T) {
 			"go tool btfembed -pkg agent -output kernelbtf.go -ident kernelBTF ../objs/x.o"},
 		{"objects after --", []string{"-corpus", "c", "--", "-odd.o"}, "main", ".",
 			"go tool btfembed -pkg main -corpus c -- -odd.o"},
+		{"-check left out", []string{"-check", "-corpus", "c", "--check=true", "x.o"}, "main", ".",
+			"go tool btfembed -pkg main -corpus c x.o"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := commandLine(tc.args, tc.pkg, tc.pkgDir)

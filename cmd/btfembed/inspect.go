@@ -126,7 +126,39 @@ func inspectPayload(w io.Writer, path string, data []byte) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", key, countTypes(sel.Spec), strings.Join(mods, ", "), strings.Join(skip, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return inspectSections(w, path, p)
+}
+
+// inspectSections lists what the payload was generated for and its stable
+// kernel families, where it records them (format 5). Names are printable
+// (the reader refuses others) and families escape theirs.
+func inspectSections(w io.Writer, path string, p *payload.Payload) error {
+	objects, err := p.Objects(nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, o := range objects {
+		var progs []string
+		for _, prog := range o.Programs {
+			progs = append(progs, prog.Name)
+		}
+		fmt.Fprintf(w, "generated for %s (%s)\n", o.Name, strings.Join(progs, ", "))
+	}
+	families, err := p.Families(nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, f := range families {
+		var members []string
+		for _, abi := range f.ABIs {
+			members = append(members, f.Family.Key(abi).Release)
+		}
+		fmt.Fprintf(w, "stable family %s (%s)\n", f.Family, safetext.Escape(strings.Join(members, ", ")))
+	}
+	return nil
 }
 
 // moduleTypes counts the types of an embedded module's split BTF.

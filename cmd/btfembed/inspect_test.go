@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -35,7 +39,8 @@ func TestInspect(t *testing.T) {
 		err  bool
 	}{
 		// Type counts of the kernels as shared/corpus/README.md gives them.
-		{"payload", []string{payload}, []string{"btfembed payload", "x86_64/6.1.0-47-amd64 (debian 12)", "x86_64/6.12.118+deb12-amd64 (debian 12)"}, false},
+		{"payload", []string{payload}, []string{"btfembed payload", "x86_64/6.1.0-47-amd64 (debian 12)", "x86_64/6.12.118+deb12-amd64 (debian 12)",
+			"generated for bpf_x86_bpfel.o (count_exec, handle_exec)"}, false},
 		{"arm64 payload", []string{arm64Payload}, []string{"btfembed payload", "arm64/6.1.0-57-arm64 (debian 12)"}, false},
 		{"kernel", []string{arm64}, []string{"109726 types", "struct"}, false},
 		{"module", []string{"-B", x86, module}, []string{"split BTF", "func"}, false},
@@ -74,7 +79,7 @@ func TestInspectEscapes(t *testing.T) {
 		Modules: []encode.Module{{Name: "m\rod", Base: min.Base, Split: min.Split}},
 	}}
 	var b bytes.Buffer
-	if err := encode.Write(&b, entries, nil); err != nil {
+	if err := encode.Write(&b, &encode.Payload{Entries: entries}, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "crafted.btfembed")
@@ -93,5 +98,31 @@ func TestInspectEscapes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestInspectFamilies: inspect lists the stable families a payload
+// records, with their members.
+func TestInspectFamilies(t *testing.T) {
+	entries := payloadtest.Entries(t)
+	i := slices.IndexFunc(entries, func(e encode.Entry) bool { return e.Key.Release == "6.1.0-47-amd64" })
+	f, _, _ := kernelkey.FamilyOf(entries[i].Key)
+	e := entries[i]
+	e.Key = f.Key(48)
+	var b bytes.Buffer
+	err := encode.Write(&b, &encode.Payload{Entries: append(entries, e), Families: []payload.FamilyRecord{{Family: f, ABIs: []uint64{47, 48}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "family.btfembed")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := run(&stdout, io.Discard, []string{"inspect", p}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "stable family debian 12 x86_64 6.1.0-*-amd64 (6.1.0-47-amd64, 6.1.0-48-amd64)\n"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("inspect does not say %q:\n%s", want, stdout.String())
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,10 +26,16 @@ type outputs struct {
 	// replaceLayout lets write remove the Go files of the other layout
 	// (-replace-layout).
 	replaceLayout bool
-	files         []outputFile
-	payloadBytes  int      // of the payloads added
-	kept          []string // files write found already up to date
-	removed       []string // Go files of earlier runs write removed
+	// check makes write compare the Go files and payloads with the files
+	// on disk instead of writing them (-check).
+	check bool
+	files []outputFile // the Go files and payloads
+	// report is the -report file, if any, written with the files, or
+	// alone with check.
+	report       *outputFile
+	payloadBytes int      // of the payloads added
+	kept         []string // files write found already up to date
+	removed      []string // Go files of earlier runs write removed
 }
 
 type outputFile = atomicfile.File
@@ -47,6 +55,7 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 		Ident:       o.ident,
 		GOARCHes:    goarches,
 		PayloadFile: filepath.Base(payload),
+		GoFile:      filepath.Base(goFile),
 		Command:     o.command,
 		Report:      res.Report,
 	})
@@ -110,6 +119,9 @@ func (o *outputs) write(goFile string) error {
 	if err != nil {
 		return err
 	}
+	if o.check {
+		return o.compare(stale)
+	}
 	var other []string
 	for _, name := range stale {
 		if (name == goFile) != o.writes(goFile) {
@@ -122,7 +134,11 @@ func (o *outputs) write(goFile string) error {
 	if err := os.MkdirAll(filepath.Dir(goFile), 0o755); err != nil {
 		return err
 	}
-	kept, err := atomicfile.WriteFiles(o.files)
+	files := o.files
+	if o.report != nil {
+		files = append(slices.Clip(files), *o.report)
+	}
+	kept, err := atomicfile.WriteFiles(files)
 	if err != nil {
 		return err
 	}
@@ -137,6 +153,60 @@ func (o *outputs) write(goFile string) error {
 		o.removed = append(o.removed, name)
 	}
 	return nil
+}
+
+// errStale is the error of -check when an output is not what the run
+// generates.
+var errStale = errors.New("outputs are stale")
+
+// compare is write for -check: it writes nothing but the report, and
+// fails, naming them, if a Go file or payload on disk is missing or
+// differs from what this run generates, or if one of stale (an earlier
+// run's Go file this run would remove) is there. So a CI job fails on a
+// payload that go generate would change: one that no longer matches its
+// objects or its corpus, or was edited by hand.
+func (o *outputs) compare(stale []string) error {
+	var changed []string
+	for _, f := range o.files {
+		same, err := sameContents(f.Path, f.Data)
+		if err != nil {
+			return err
+		}
+		if same {
+			o.kept = append(o.kept, f.Path)
+		} else {
+			changed = append(changed, f.Path)
+		}
+	}
+	if o.report != nil {
+		if err := atomicfile.Write(o.report.Path, o.report.Write); err != nil {
+			return err
+		}
+	}
+	var would []string
+	if len(changed) > 0 {
+		would = append(would, "write "+strings.Join(changed, ", "))
+	}
+	if len(stale) > 0 {
+		would = append(would, "remove "+strings.Join(stale, ", "))
+	}
+	if len(would) > 0 {
+		return fmt.Errorf("%w: go generate would %s: run go generate", errStale, strings.Join(would, " and "))
+	}
+	return nil
+}
+
+// sameContents says whether the regular file at path holds data; a
+// missing file does not.
+func sameContents(path string, data []byte) (bool, error) {
+	got, err := regfile.ReadFile(path, int64(len(data))+1)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, regfile.ErrTooLarge) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(got, data), nil
 }
 
 // stale lists the Go files earlier runs generated beside goFile that this

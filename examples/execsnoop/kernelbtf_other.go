@@ -15,7 +15,7 @@ import (
 var kernelBTFPayload []byte
 
 var kernelBTFAssets = sync.OnceValues(func() (*btfruntime.Assets, error) {
-	return btfruntime.Open(kernelBTFPayload)
+	return btfruntime.OpenWithOptions(kernelBTFPayload, &btfruntime.OpenOptions{GoFile: "kernelbtf_other.go"})
 })
 
 // KernelBTF returns the kernel BTF that btfembed embedded in this package:

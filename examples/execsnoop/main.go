@@ -10,7 +10,9 @@
 // needs: kernelbtf_amd64.go holds x86_64 kernels only, kernelbtf_arm64.go
 // arm64 ones. main hands cilium/ebpf the right BTF at start-up. On a
 // kernel with /sys/kernel/btf/vmlinux the kernel's own BTF is used unless
-// -embedded is given; on one without, the embedded BTF for its release.
+// -embedded is given; on one without, the embedded BTF for its release, or,
+// with -family, for a newer patch release of a family the payload records
+// as stable, a member's.
 //
 // Regenerate the payloads alone, without clang:
 //
@@ -58,6 +60,7 @@ func main() {
 	embedded := flag.Bool("embedded", false, "use the embedded BTF even where the kernel has its own")
 	count := flag.Int("n", 0, "exit after this many events (0: until interrupted)")
 	hostRoot := flag.String("host-root", "", "where the host's / is mounted, when running in a container")
+	family := flag.Bool("family", false, "on a kernel whose release is not embedded, use the BTF of its family where the payload records the family as stable (a newer patch release)")
 	flag.Parse()
 
 	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK, whose
@@ -69,7 +72,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &btfruntime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot}
+	opts := &btfruntime.SelectOptions{ForceEmbedded: *embedded, HostRoot: *hostRoot, AllowFamily: *family}
 	if err := run(ctx, os.Stdout, os.Stderr, opts, *count); err != nil {
 		fmt.Fprintln(os.Stderr, "execsnoop:", err)
 		os.Exit(1)
@@ -90,7 +93,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, opts *btfruntime.SelectO
 	if t.Skipped != "" {
 		optional = "skipped " + t.Skipped
 	}
-	fmt.Fprintf(stderr, "execsnoop: BTF from %s (%s); %s; tracing exec, Ctrl-C to stop\n", t.Selection.Source, t.Selection.Key, optional)
+	source := fmt.Sprintf("%s (%s)", t.Selection.Source, t.Selection.Key)
+	if f := t.Selection.Family; f != nil {
+		source += ": " + f.Reason // what is assumed, in the log
+	}
+	fmt.Fprintf(stderr, "execsnoop: BTF from %s; %s; tracing exec, Ctrl-C to stop\n", source, optional)
 	go func() {
 		<-ctx.Done()
 		t.Close() // unblocks Next

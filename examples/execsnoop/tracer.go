@@ -85,9 +85,9 @@ func newTracer(assets *btfruntime.Assets, opts *btfruntime.SelectOptions) (_ *tr
 }
 
 // load loads every program the prediction for this kernel keeps. Where
-// there is no prediction (the kernel's own BTF: btfembed analysed the
-// corpus's kernels, not this build), it tries everything, then, if that
-// fails, everything but the optional count_exec.
+// there is no prediction (a kernel whose release is not embedded, with
+// BTF of its own or from a user's file), it tries everything, then, if
+// that fails, everything but the optional count_exec.
 func (t *tracer) load(opts *ebpf.CollectionOptions) error {
 	spec, err := loadBpf()
 	if err != nil {

@@ -38,6 +38,11 @@ type Args struct {
 	// PayloadFile is the payload's file name, in the directory of the Go
 	// file, for //go:embed.
 	PayloadFile string
+	// GoFile is the name of the Go file written (its base name), which
+	// the runtime names in the error for a collection the payload was not
+	// generated for ("kernelbtf_amd64.go was generated for other
+	// objects: run go generate").
+	GoFile string
 	// Command is the invocation to record in the header; it must not hold
 	// host-specific paths.
 	Command string
@@ -68,6 +73,9 @@ func Emit(w io.Writer, args Args) error {
 	if args.PayloadFile == "" || strings.ContainsAny(args.PayloadFile, "/\\ \"") {
 		return fmt.Errorf("payload file name %q cannot be embedded", args.PayloadFile)
 	}
+	if !strings.HasSuffix(args.GoFile, ".go") || strings.ContainsAny(args.GoFile, "/\\\"") || strings.ContainsFunc(args.GoFile, unicode.IsControl) {
+		return fmt.Errorf("Go file name %q is not the base name of a .go file", args.GoFile)
+	}
 	lower := strings.ToLower(ident[:1]) + ident[1:]
 	payloadVar, assetsVar := lower+"Payload", lower+"Assets"
 
@@ -97,7 +105,10 @@ func Emit(w io.Writer, args Args) error {
 
 	f.Var().Id(assetsVar).Op("=").Qual("sync", "OnceValues").Call(
 		jen.Func().Params().Params(jen.Op("*").Qual(runtimePkg, "Assets"), jen.Error()).Block(
-			jen.Return(jen.Qual(runtimePkg, "Open").Call(jen.Id(payloadVar))),
+			jen.Return(jen.Qual(runtimePkg, "OpenWithOptions").Call(
+				jen.Id(payloadVar),
+				jen.Op("&").Qual(runtimePkg, "OpenOptions").Values(jen.Dict{jen.Id("GoFile"): jen.Lit(args.GoFile)}),
+			)),
 		),
 	)
 

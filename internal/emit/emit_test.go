@@ -29,6 +29,7 @@ func TestEmitGolden(t *testing.T) {
 		{"kernelbtf.go.golden", Args{
 			Package:     "agent",
 			PayloadFile: "kernelbtf.btfembed",
+			GoFile:      "kernelbtf.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub bpf_bpfel.o",
 			Report:      report,
 		}},
@@ -39,6 +40,7 @@ func TestEmitGolden(t *testing.T) {
 			Ident:       "kernelBTF",
 			GOARCHes:    []string{"amd64"},
 			PayloadFile: "kernelbtf_amd64.btfembed",
+			GoFile:      "kernelbtf_amd64.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
 			Report:      report,
 		}},
@@ -47,6 +49,7 @@ func TestEmitGolden(t *testing.T) {
 			Package:     "agent",
 			GOARCHes:    []string{"386", "riscv64"},
 			PayloadFile: "kernelbtf_other.btfembed",
+			GoFile:      "kernelbtf_other.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
 			Report:      &generator.Report{PayloadBytes: 34},
 		}},
@@ -98,7 +101,11 @@ func TestEmitRejects(t *testing.T) {
 		{Package: "main", Ident: "_", PayloadFile: "p"},
 		{Package: "main", GOARCHes: []string{"amd 64"}, PayloadFile: "p"},
 		{Package: "main", PayloadFile: ""},
-		{Package: "main", PayloadFile: "dir/p"},
+		{Package: "main", PayloadFile: "dir/p", GoFile: "k.go"},
+		{Package: "main", PayloadFile: "p"},
+		{Package: "main", PayloadFile: "p", GoFile: "dir/k.go"},
+		{Package: "main", PayloadFile: "p", GoFile: "k.txt"},
+		{Package: "main", PayloadFile: "p", GoFile: "k\".go"},
 	} {
 		if err := Emit(&bytes.Buffer{}, args); err == nil {
 			t.Errorf("Emit(%+v) succeeded", args)

@@ -3,8 +3,9 @@
 // architectures) and the running kernel's, read once per test binary and
 // the testdata kernels decompressed once per machine (see readArchive).
 // Derived caches costlier results the same way (BTF pahole makes from a
-// kernel's DWARF), and Debian686PAE fetches a kernel without BTF and its
-// debug package from Debian's archive, for the VM tests, when asked to.
+// kernel's DWARF), Debian686PAE fetches a kernel without BTF and its
+// debug package from Debian's archive, and DebianAmd64 more builds of a
+// Debian kernel family, for the VM tests, when asked to.
 //
 // It reads the archives directly rather than through generator/corpus so
 // that the lowest packages (rawbtf, corereloc, distill) can test against

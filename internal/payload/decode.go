@@ -26,6 +26,8 @@ type Payload struct {
 	mu       sync.Mutex
 	dicts    map[DictRecord]*lazy[[]byte]
 	verdicts lazy[*VerdictTable]
+	objects  lazy[[]ObjectRecordDigests]
+	families lazy[[]FamilyRecord]
 }
 
 // lazy is a value decoded once. Unlike a sync.Once, a decode that failed
@@ -67,7 +69,7 @@ func OpenBudget(payload []byte, bud *Budget) (*Payload, error) {
 	le := binary.LittleEndian
 	version := le.Uint32(payload[8:])
 	switch version {
-	case Version:
+	case Version, MinVersion:
 	case 2, 3:
 		return nil, fmt.Errorf("%w: format %d, written by an older btfembed; this one reads format %d (DEFLATE instead of zstd, so an agent links no zstd decoder): run go generate to write it again", ErrCorrupt, version, Version)
 	default:
@@ -81,7 +83,7 @@ func OpenBudget(payload []byte, bud *Budget) (*Payload, error) {
 	if dirLen > uint64(len(rest)) || blocksLen > uint64(len(rest))-dirLen {
 		return nil, fmt.Errorf("%w: directory (%d bytes) and blocks (%d) overrun the payload", ErrCorrupt, dirLen, blocksLen)
 	}
-	dir, err := readDirectory(rest[:dirLen], int(blocksLen), len(rest)-int(dirLen+blocksLen), bud)
+	dir, err := readDirectory(rest[:dirLen], version, int(blocksLen), len(rest)-int(dirLen+blocksLen), bud)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +134,35 @@ func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
 		}
 		bud.Release(ref.raw) // raw itself
 		return entries, nil
+	})
+}
+
+// section decompresses and decodes the section whose frame is ref, once
+// per payload (l), charging bud the first time with what the decoded
+// section holds: parse charges its records, and the frame's bytes stay
+// charged, which the reader's copy of them takes and its strings share.
+// A section the payload does not have (no frame) is the zero T.
+func section[T any](p *Payload, l *lazy[T], ref blockRef, what string, bud *Budget, parse func(raw []byte, bud *Budget) (T, error)) (T, error) {
+	return l.get(func() (T, error) {
+		var zero T
+		if ref.n == 0 {
+			return zero, nil
+		}
+		if err := bud.Charge(2*ref.raw, what); err != nil {
+			return zero, err
+		}
+		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
+		if err != nil {
+			bud.Release(2 * ref.raw)
+			return zero, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+		}
+		v, err := parse(raw, bud)
+		if err != nil {
+			bud.Release(2 * ref.raw) // parse gave back its own
+			return zero, err
+		}
+		bud.Release(ref.raw) // raw itself
+		return v, nil
 	})
 }
 

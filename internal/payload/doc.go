@@ -12,14 +12,14 @@
 // version.
 //
 //	0   [8]byte  magic "BTFEMBED"
-//	8   u32      format version (Version, 4)
+//	8   u32      format version (Version, 5; 4 is read too)
 //	12  u32      CRC-32C (Castagnoli) of every byte from offset 16 to the end
 //	16  u32      length d of the directory
 //	20  u32      length b of the blocks area
 //	24  [d]byte  directory, uncompressed
 //	24+d [b]byte blocks: one DEFLATE stream ("frame") per block, back to
-//	             back, then the verdicts frame (none when no kernel has
-//	             verdicts)
+//	             back, then the frames of the sections: verdicts, objects,
+//	             families (none for an empty section)
 //	24+d+b       data: dictionaries and blobs, addressed relative to here
 //
 // The directory:
@@ -31,7 +31,9 @@
 //	uv verdict set count,
 //	    then per block: uv frame length, uv decompressed length,
 //	then the verdicts frame's: uv frame length, uv decompressed length
-//	    (both 0 exactly when the set count is 0)
+//	    (both 0 exactly when the set count is 0),
+//	then the objects frame's and the families frame's, the same way
+//	    (both 0 for an empty section; format 4 has neither pair)
 //
 // A block (at most BlockLen entries, consecutive in key order):
 //
@@ -61,6 +63,13 @@
 //	                                each as its distance to the previous
 //	                                minus one
 //
+// The objects section (objects.go) records what the payload was generated
+// for, each object's programs with the digest of their CO-RE relocations
+// (package relodigest), so that the runtime refuses a collection of other
+// objects; the families section (families.go) the kernel families whose
+// embedded members all relocate those objects alike. Both are small and
+// read on demand, each decompressed once.
+//
 // Rows are sorted by object, program, verdict, kind, then reasons, and a set
 // holds at most one row per program. Only programs predicted not to load
 // or that may not have rows, and only objects with rows are listed: a
@@ -74,7 +83,9 @@
 // search over the directory, then in one block, and all builds of one
 // release are neighbours.
 //
-// Versions 2 and 3 were this layout with zstd frames (2 also without
+// Version 4 is this layout without the objects and families sections:
+// Open reads it, and such a payload checks no collection and serves no
+// family. Versions 2 and 3 were this layout with zstd frames (2 also without
 // the verdicts); Open refuses them with an error that says to run go
 // generate, which rewrites the payload next to the code that reads it.
 // The module was never published, so no agent outside this repository

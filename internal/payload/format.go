@@ -18,9 +18,12 @@ import (
 const Magic = "BTFEMBED"
 
 const (
-	// Version is the format version this package writes, and the only
-	// one it reads (see the package doc on older versions).
-	Version = 4
+	// Version is the format version this package writes. It reads
+	// MinVersion too: version 4 is this layout without the objects and
+	// families sections (see the package doc on older versions).
+	Version = 5
+	// MinVersion is the oldest format version this package reads.
+	MinVersion = 4
 	// HeaderLen is the length of the fixed header before the directory.
 	HeaderLen = 24
 
@@ -100,14 +103,20 @@ type Index struct {
 	Blobs    []BlobRecord
 	Entries  []EntryRecord
 	Verdicts VerdictTable
+	// Objects are the objects the payload was generated for, sorted by
+	// name (objects.go); Families the kernel families stable for them,
+	// sorted (families.go).
+	Objects  []ObjectRecordDigests
+	Families []FamilyRecord
 }
 
 // Marshal encodes the index, for a data area of dataLen bytes, as the
 // directory, the uncompressed blocks of at most BlockLen entries each and
-// the verdicts section (nil when no entry has a verdict set); the caller
-// compresses each block and the verdicts into a frame and appends the
-// frame lengths with AppendFrames, the verdicts' last.
-func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte, verdicts []byte) {
+// the sections that follow them: verdicts, objects and families, each nil
+// when it is empty. The caller compresses each block and each section
+// that is not nil into a frame and appends the frame lengths with
+// AppendFrames, in that order, an empty section as a nil frame.
+func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte, sections [][]byte) {
 	u := func(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 	s := func(b []byte, v string) []byte { return append(u(b, uint64(len(v))), v...) }
 	key := func(b []byte, k kernelkey.Key) []byte {
@@ -212,12 +221,12 @@ func (ix *Index) Marshal(dataLen int) (dir []byte, blocks [][]byte, verdicts []b
 		blocks = append(blocks, b)
 	}
 	dir = u(dir, uint64(len(ix.Verdicts.Sets)))
-	return dir, blocks, ix.Verdicts.marshal()
+	return dir, blocks, [][]byte{ix.Verdicts.marshal(), marshalObjects(ix.Objects), marshalFamilies(ix.Families)}
 }
 
 // AppendFrames appends to a directory from Marshal each frame's length
 // and the length of the bytes it decompresses to: the blocks', then the
-// verdicts' (0 and 0 when there is no verdicts section: no frame).
+// sections' (0 and 0 for an empty section: no frame).
 func AppendFrames(dir []byte, frames, raws [][]byte) []byte {
 	for i := range frames {
 		dir = binary.AppendUvarint(dir, uint64(len(frames[i])))
@@ -377,12 +386,16 @@ type directory struct {
 	// verdicts section (n 0: none).
 	sets     uint64
 	verdicts blockRef
+	// objects and families are the frames of those sections (n 0: none,
+	// as in every payload of version 4).
+	objects, families blockRef
 }
 
-// readDirectory decodes and validates a directory against a blocks area of blocksLen bytes followed by a data area of
+// readDirectory decodes and validates a directory of a payload of format
+// version against a blocks area of blocksLen bytes followed by a data area of
 // dataLen bytes: the directory states the data area's length, so a
 // truncated payload is caught here and not when some kernel is selected.
-func readDirectory(b []byte, blocksLen, dataLen int, bud *Budget) (*directory, error) {
+func readDirectory(b []byte, version uint32, blocksLen, dataLen int, bud *Budget) (*directory, error) {
 	if err := bud.Charge(uint64(len(b)), "directory"); err != nil {
 		return nil, err
 	}
@@ -433,6 +446,14 @@ func readDirectory(b []byte, blocksLen, dataLen int, bud *Budget) (*directory, e
 	d.verdicts = frame("verdicts", 0)
 	if r.err == nil && (d.verdicts.n == 0) != (d.verdicts.raw == 0) || r.err == nil && (d.verdicts.raw == 0) != (d.sets == 0) {
 		r.fail("verdicts frame of %d bytes (%d decompressed) for %d sets", d.verdicts.n, d.verdicts.raw, d.sets)
+	}
+	if version >= 5 {
+		d.objects, d.families = frame("objects", 0), frame("families", 0)
+		for _, f := range []blockRef{d.objects, d.families} {
+			if r.err == nil && (f.n == 0) != (f.raw == 0) {
+				r.fail("section frame of %d bytes for %d decompressed", f.n, f.raw)
+			}
+		}
 	}
 	if r.err == nil && off != uint64(blocksLen) {
 		r.fail("blocks take %d of %d bytes", off, blocksLen)

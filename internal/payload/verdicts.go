@@ -245,7 +245,7 @@ func (p *Payload) Predictions(e Entry, bud *Budget) ([]Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Verdicts > uint64(len(t.Sets)) {
+	if t == nil || e.Verdicts > uint64(len(t.Sets)) {
 		// readBlock checked it against the directory, which readVerdicts
 		// checked the section against.
 		return nil, fmt.Errorf("%w: entry %s: verdict set %d out of range", ErrCorrupt, e.Key, e.Verdicts-1)
@@ -260,28 +260,10 @@ func (p *Payload) Predictions(e Entry, bud *Budget) ([]Prediction, error) {
 	return out, nil
 }
 
-// verdictTable decompresses and decodes the verdicts section, once,
-// charging bud the first time with what the table holds.
+// verdictTable decodes the verdicts section, once (section).
 func (p *Payload) verdictTable(bud *Budget) (*VerdictTable, error) {
-	return p.verdicts.get(func() (*VerdictTable, error) {
-		ref := p.dir.verdicts
-		// The frame's bytes, and the reader's copy of them, which the
-		// table's strings keep.
-		if err := bud.Charge(2*ref.raw, "verdicts"); err != nil {
-			return nil, err
-		}
-		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
-		if err != nil {
-			bud.Release(2 * ref.raw)
-			return nil, fmt.Errorf("%w: verdicts: %w", ErrCorrupt, err)
-		}
-		t, err := readVerdicts(raw, p.dir.sets, bud)
-		if err != nil {
-			bud.Release(2 * ref.raw)
-			return nil, err
-		}
-		bud.Release(ref.raw) // raw itself
-		return t, nil
+	return section(p, &p.verdicts, p.dir.verdicts, "verdicts", bud, func(raw []byte, bud *Budget) (*VerdictTable, error) {
+		return readVerdicts(raw, p.dir.sets, bud)
 	})
 }
 

@@ -30,11 +30,56 @@ func TestOpenOlderVersions(t *testing.T) {
 	}
 }
 
-// TestOpenVersions: versions other than 2, 3 and 4 are refused as
-// corrupt, naming the version.
+// TestOpenVersion4: a payload of format 4, the execsnoop example's amd64
+// payload as it was committed, still opens and serves its kernels and
+// verdicts; it records no objects and no families, which format 5 added.
+func TestOpenVersion4(t *testing.T) {
+	b, err := os.ReadFile("testdata/v4-execsnoop-amd64.btfembed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(b[8:]); got != 4 {
+		t.Fatalf("the payload is of version %d", got)
+	}
+	p, err := payload.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := p.Entries(nil)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("%d entries, %v; want 3", len(entries), err)
+	}
+	withVerdicts := 0
+	for _, e := range entries {
+		if _, err := p.Blob(e.VMLinux, nil); err != nil {
+			t.Fatalf("%s: %v", e.Key, err)
+		}
+		preds, err := p.Predictions(e, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Key, err)
+		}
+		if len(preds) > 0 {
+			withVerdicts++
+		}
+	}
+	objects, err := p.Objects(nil)
+	if err != nil || objects != nil {
+		t.Errorf("objects %v, %v; want none", objects, err)
+	}
+	families, err := p.Families(nil)
+	if err != nil || families != nil {
+		t.Errorf("families %v, %v; want none", families, err)
+	}
+	if withVerdicts == 0 {
+		t.Error("no entry has verdicts")
+	}
+}
+
+// TestOpenVersions: versions other than 2 to 5 are refused as corrupt,
+// naming the version.
 func TestOpenVersions(t *testing.T) {
 	good := payloadtest.Encode(t, payloadtest.WithVerdicts(payloadtest.Entries(t)), nil)
-	for _, v := range []uint32{0, 1, 5, 0xffffffff} {
+	for _, v := range []uint32{0, 1, 6, 0xffffffff} {
 		b := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint32(b[8:], v)
 		binary.LittleEndian.PutUint32(b[12:], payload.Checksum(b[16:]))

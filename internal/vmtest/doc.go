@@ -45,4 +45,13 @@
 // predictions (prediction_test.go); field.go holds the layout and records
 // both sides share, and ProgramLoad is the per-program verdict other tools
 // can compare against (-field.out writes them as FieldResult).
+//
+// TestFieldFamily (family_test.go), with $BTFEMBED_FETCH set, boots
+// Debian 12 -amd64 builds that execsnoop's payload does not embed, the
+// family allowed (FieldAllowFamily): 6.1.0-47-amd64 left out of a corpus
+// of 6.1.0-50 and 6.1.0-53 fetched from Debian's archive
+// (kerneltest.DebianAmd64), and 6.1.0-54, a build newer than its corpus;
+// each must be served by a member of its stable family, saying so, and
+// execsnoop must report the guest's exec. Not allowed, the selection must
+// fail, saying the family would serve.
 package vmtest

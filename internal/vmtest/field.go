@@ -21,6 +21,11 @@ const (
 // tmpfs over /sys/kernel/btf before anything reads it: a kernel without BTF.
 const FieldHideBTF = "btfembed.hide=1"
 
+// FieldAllowFamily is the kernel command-line word that makes the guest
+// select with SelectOptions.AllowFamily and run execsnoop with -family,
+// as an agent that accepts a stable family's BTF for a newer build does.
+const FieldAllowFamily = "btfembed.family=1"
+
 // Record kinds of the field test, besides KindProgramLoad.
 const (
 	KindFieldHost      = "host"
@@ -47,13 +52,16 @@ type FieldModule struct {
 
 // FieldSelect is what runtime.Select(nil) chose.
 type FieldSelect struct {
-	Source  string   `json:"source"` // "kernel" or "embedded"
+	Source  string   `json:"source"` // "kernel", "embedded" or "family"
 	Key     string   `json:"key"`
 	Release string   `json:"release"`
 	Distro  string   `json:"distro"`
 	Version string   `json:"version"`
 	Modules []string `json:"modules,omitempty"` // module BTF handed to cilium/ebpf
-	Error   string   `json:"error,omitempty"`
+	// Family is the selection's FamilySelection.Reason, for a build the
+	// payload does not embed served by its family's (source "family").
+	Family string `json:"family,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // FieldExecsnoop is the run of examples/execsnoop: the BTF it reported

@@ -40,6 +40,10 @@ type fieldKernel struct {
 	// entry it must select.
 	distro, version string
 	source          kernelSource
+	// member is, for a kernel the payload does not embed (the family
+	// test, family_test.go), the build of its family whose BTF must
+	// serve it with its own BTF hidden.
+	member string
 }
 
 // kernelSource says where a field kernel's image and its corpus BTF come
@@ -362,7 +366,10 @@ func decodeRun(b *vmtest.Boot) (*fieldRun, error) {
 // feature objects' controls; the kprobe into nf_conntrack's types needs
 // the module, loaded only on the deb's kernel.
 func mustLoad(k fieldKernel) []string {
-	progs := []string{"control-el.o/control_kprobe", "control-el.o/control_tracepoint"}
+	var progs []string
+	if k.member == "" { // the family test boots the agent's object alone
+		progs = []string{"control-el.o/control_kprobe", "control-el.o/control_tracepoint"}
+	}
 	if k.ringbuf() {
 		progs = append(progs, k.execsnoopObject()+"/handle_exec")
 	}
@@ -391,6 +398,8 @@ func checkField(k fieldKernel, boots []fieldBoot) []string {
 	}
 	hidden, visible := runs[sideHidden], runs[sideVisible]
 	if hidden != nil && visible != nil && hidden.sel.Error == "" && visible.sel.Error == "" {
+		// Whatever loads with the kernel's own BTF must load with the
+		// BTF selected without it.
 		for _, key := range sortedKeys(visible.programs) {
 			v, h := visible.programs[key], hidden.programs[key]
 			switch {
@@ -426,14 +435,19 @@ func checkRun(k fieldKernel, s side, r *fieldRun) []string {
 			bad("module %s: %s", m.Name, m.Error)
 		}
 	}
-	which := "embedded"
+	which, entry := "embedded", k.release
+	if k.member != "" {
+		which, entry = "family", k.member
+	}
 	if s == sideVisible {
 		which = "kernel"
 		if r.sel.Error != "" || r.sel.Source != "kernel" {
 			bad("selected %+v, want the kernel's BTF", r.sel)
 		}
-	} else if e := r.sel; e.Error != "" || e.Source != "embedded" || e.Release != k.release || e.Distro != k.distro || e.Version != k.version {
-		bad("selected %+v, want the embedded entry %s %s %s", e, k.distro, k.version, k.release)
+	} else if e := r.sel; e.Error != "" || e.Source != which || e.Release != entry || e.Distro != k.distro || e.Version != k.version {
+		bad("selected %+v, want the %s entry %s %s %s", e, which, k.distro, k.version, entry)
+	} else if k.member != "" && !strings.HasPrefix(e.Family, k.release+" is not embedded") {
+		bad("family selection without its reason: %+v", e)
 	}
 	if k.source == fromDeb && s != sideVisible && !slices.Contains(r.sel.Modules, debModule) {
 		bad("embedded modules %v, want %s", r.sel.Modules, debModule)

@@ -12,6 +12,12 @@
 //   - NormalizeArch: an agent or tool that builds a Key for Assets.Lookup,
 //     or compares one with uname -m, spells the architecture as the
 //     payload does.
+//   - Family, FamilyOf: the series of builds a distribution release ships
+//     that differ by ABI number only (Debian's 6.1.0-47-amd64,
+//     6.1.0-50-amd64, ...). The generator's report and the payload name
+//     the families stable for an agent's objects with it, and the
+//     runtime's Selection.Family the family that served a build the
+//     payload does not embed.
 //
 // The architecture table behind NormalizeArch is internal/kernelarch.
 //

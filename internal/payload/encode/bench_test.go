@@ -45,7 +45,7 @@ func BenchmarkEncode(b *testing.B) {
 	entries := payloadtest.Entries(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := encode.Write(io.Discard, entries, nil); err != nil {
+		if err := encode.Write(io.Discard, &encode.Payload{Entries: entries}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

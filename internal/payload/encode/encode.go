@@ -46,19 +46,36 @@ const repThreshold = 4
 // what parsing its entry does.
 const minDictBlobs = 2
 
-// Write writes a payload holding entries to w. The bytes depend only on the
-// set of entries, not on their order: entries are sorted by key and modules
-// by name. Identical blobs are stored once. Blobs of one role (vmlinux, or
-// one module's base or split BTF) share zstd dictionaries made of some of
+// Payload is what Write encodes.
+type Payload struct {
+	Entries []Entry
+	// Objects are the objects the entries' BTF was minimized for, with
+	// every program's relocation digest (package relodigest), so that the
+	// runtime refuses a collection of other objects; in any order. None
+	// records nothing, and the runtime then checks nothing.
+	Objects []payload.ObjectRecordDigests
+	// Families are the kernel families whose members all give Objects the
+	// same fixups, each with the ABI numbers of its members, in any
+	// order; every member must be one of Entries.
+	Families []payload.FamilyRecord
+}
+
+// Write writes a payload holding p to w. The bytes depend only on the
+// set of entries, objects and families, not on their order: entries are
+// sorted by key and modules by name. Identical blobs are stored once. Blobs of one role (vmlinux, or
+// one module's base or split BTF) share DEFLATE dictionaries made of some of
 // them, so structure common to many kernels is stored once while each entry
 // still decompresses on its own. The entries' load verdicts are stored
 // once per distinct row and per distinct set of rows (verdicts.go). Write
 // fails on an entry without arch, release or vmlinux BTF, a duplicate key,
-// a bad module name or a bad verdict.
-func Write(w io.Writer, entries []Entry, opts *Options) error {
+// a bad module name or a bad verdict, on an object or program named
+// twice or unprintably, and on a family that is not valid or one of
+// whose members is not an entry.
+func Write(w io.Writer, p *Payload, opts *Options) error {
 	if opts == nil {
 		opts = &Options{}
 	}
+	entries := p.Entries
 	maxDict := opts.MaxDictSize
 	if maxDict == 0 {
 		maxDict = DefaultMaxDictSize
@@ -119,6 +136,13 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if err := verdicts(ix, sorted); err != nil {
 		return err
 	}
+	var err error
+	if ix.Objects, err = objects(p.Objects); err != nil {
+		return err
+	}
+	if ix.Families, err = families(p.Families, sorted); err != nil {
+		return err
+	}
 	enc, err := newEncoder()
 	if err != nil {
 		return err
@@ -128,8 +152,8 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	dir, blocks, verdictsRaw := ix.Marshal(len(data))
-	for _, bl := range append(blocks, verdictsRaw) {
+	dir, blocks, sections := ix.Marshal(len(data))
+	for _, bl := range append(blocks, sections...) {
 		if len(bl) > payload.MaxBlobLen {
 			return fmt.Errorf("index block of %d bytes exceeds the %d-byte limit", len(bl), payload.MaxBlobLen)
 		}
@@ -138,17 +162,19 @@ func Write(w io.Writer, entries []Entry, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	// No verdicts, no frame: an agent with nothing to skip pays two bytes
-	// of directory and one per entry.
-	verdictsFrame := []byte{}
-	if len(verdictsRaw) > 0 {
-		f, err := enc.plain(verdictsRaw)
-		if err != nil {
-			return err
+	// An empty section, no frame: an agent with nothing to skip pays two
+	// bytes of directory for the verdicts and one per entry.
+	for _, sec := range sections {
+		frame := []byte{}
+		if len(sec) > 0 {
+			f, err := enc.plain(sec)
+			if err != nil {
+				return err
+			}
+			frame = f[0]
 		}
-		verdictsFrame = f[0]
+		frames, blocks = append(frames, frame), append(blocks, sec)
 	}
-	frames, blocks = append(frames, verdictsFrame), append(blocks, verdictsRaw)
 	var blocksLen int
 	for _, f := range frames {
 		blocksLen += len(f)

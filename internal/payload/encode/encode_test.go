@@ -91,7 +91,7 @@ func TestEncodeRejects(t *testing.T) {
 		"module name":   {badModule},
 		"no vmlinux":    {noBTF},
 	} {
-		if err := encode.Write(&bytes.Buffer{}, entries, nil); err == nil {
+		if err := encode.Write(&bytes.Buffer{}, &encode.Payload{Entries: entries}, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -101,7 +101,7 @@ func BenchmarkEncodeScale(b *testing.B) {
 			var peak int64
 			for b.Loop() {
 				peak = max(peak, peakHeapGrowth(func() {
-					if err := encode.Write(io.Discard, entries, nil); err != nil {
+					if err := encode.Write(io.Discard, &encode.Payload{Entries: entries}, nil); err != nil {
 						b.Fatal(err)
 					}
 				}))

@@ -89,13 +89,13 @@ func TestEncodeVerdictsRejects(t *testing.T) {
 		e := &entries[i]
 		e.Unloadable = slices.Clone(e.Unloadable)
 		edit(&e.Unloadable[0])
-		if err := encode.Write(&bytes.Buffer{}, entries, nil); err == nil {
+		if err := encode.Write(&bytes.Buffer{}, &encode.Payload{Entries: entries}, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 	dup := slices.Clone(base)
 	dup[i].Unloadable = append(slices.Clone(dup[i].Unloadable), dup[i].Unloadable[0])
-	if err := encode.Write(&bytes.Buffer{}, dup, nil); err == nil {
+	if err := encode.Write(&bytes.Buffer{}, &encode.Payload{Entries: dup}, nil); err == nil {
 		t.Error("two verdicts for one program: no error")
 	}
 }

@@ -19,15 +19,15 @@ import (
 // given record by record, and BTF from records given word by word.
 
 // Assemble writes ix as a payload over the data area data: every block
-// and the verdicts compressed, the directory, the checksum. It is the
+// and section compressed, the directory, the checksum. It is the
 // encoder's layout without its checks, so ix may be anything Marshal
 // takes.
 func Assemble(tb testing.TB, ix payload.Index, data []byte) []byte {
 	tb.Helper()
-	dir, blocks, verdicts := ix.Marshal(len(data))
+	dir, blocks, sections := ix.Marshal(len(data))
 	var frames, raws [][]byte
-	for _, b := range append(blocks, verdicts) {
-		if b == nil { // no verdicts: no frame
+	for _, b := range append(blocks, sections...) {
+		if b == nil { // an empty section: no frame
 			frames, raws = append(frames, nil), append(raws, nil)
 			continue
 		}

@@ -50,7 +50,7 @@ func Many(tb testing.TB, n int) []encode.Entry {
 func Encode(tb testing.TB, entries []encode.Entry, opts *encode.Options) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := encode.Write(&buf, entries, opts); err != nil {
+	if err := encode.Write(&buf, &encode.Payload{Entries: entries}, opts); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
@@ -121,7 +121,7 @@ func Amplification(tb testing.TB, key kernelkey.Key, modules, strLen int) []byte
 	for i := range modules {
 		ix.Entries[0].Modules = append(ix.Entries[0].Modules, payload.ModuleRecord{Name: fmt.Sprintf("m%d", i), Split: 0})
 	}
-	dir, blocks, _ := ix.Marshal(blob.Len()) // no verdicts
+	dir, blocks, sections := ix.Marshal(blob.Len()) // all empty
 	var frames [][]byte
 	for _, b := range blocks {
 		var f bytes.Buffer
@@ -132,7 +132,7 @@ func Amplification(tb testing.TB, key kernelkey.Key, modules, strLen int) []byte
 		}
 		frames = append(frames, f.Bytes())
 	}
-	dir = payload.AppendFrames(dir, append(frames, nil), append(blocks, nil))
+	dir = payload.AppendFrames(dir, append(frames, make([][]byte, len(sections))...), append(blocks, sections...))
 	out := []byte(payload.Magic)
 	out = binary.LittleEndian.AppendUint32(out, payload.Version)
 	out = binary.LittleEndian.AppendUint32(out, 0) // checksum, below

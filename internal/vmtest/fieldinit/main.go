@@ -6,12 +6,14 @@
 //     kernel command line, mount a tmpfs over /sys/kernel/btf, so the
 //     kernel looks like one built without BTF;
 //  2. load the kernel modules of the initramfs with finit_module;
-//  3. select BTF with runtime CollectionOptions(nil) from the payload and
-//     report the choice;
+//  3. select BTF with runtime CollectionOptions(nil) from the payload (with
+//     btfembed.family=1, allowing a stable family's BTF) and report the
+//     choice;
 //  4. load every program of every object with it, one at a time with the
 //     maps it uses (alone), and report the kernel's verdict on each;
-//  5. run examples/execsnoop (the built binary, its own payload, no flags),
-//     exec a program once it has attached, and report the event it prints.
+//  5. run examples/execsnoop (the built binary, its own payload, no flags
+//     but -family with btfembed.family=1), exec a program once it has
+//     attached, and report the event it prints.
 //
 // It judges nothing: the test compares the records.
 package main
@@ -83,13 +85,18 @@ func run(g *vmtest.Guest) error {
 	if err != nil {
 		return err
 	}
-	opts, sel, err := assets.CollectionOptions(nil)
+	k, v, _ := strings.Cut(vmtest.FieldAllowFamily, "=")
+	family := g.Cmdline[k] == v
+	opts, sel, err := assets.CollectionOptions(&btfruntime.SelectOptions{AllowFamily: family})
 	rec := vmtest.FieldSelect{}
 	if err != nil {
 		rec.Error = err.Error()
 	} else {
 		rec.Source, rec.Key = sel.Source.String(), sel.Key.String()
 		rec.Release, rec.Distro, rec.Version = sel.Key.Release, sel.Key.Distro, sel.Key.Version
+		if sel.Family != nil {
+			rec.Family = sel.Family.Reason
+		}
 		for name := range sel.Modules {
 			rec.Modules = append(rec.Modules, name)
 		}
@@ -105,7 +112,7 @@ func run(g *vmtest.Guest) error {
 	if err := loadObjects(g, opts); err != nil {
 		return err
 	}
-	return g.Emit(vmtest.KindFieldExecsnoop, execsnoop())
+	return g.Emit(vmtest.KindFieldExecsnoop, execsnoop(family))
 }
 
 // raiseMemlock lifts RLIMIT_MEMLOCK for this process and the execsnoop it
@@ -271,9 +278,10 @@ func verifierTail(err error) []string {
 const execsnoopTimeout = 60 * time.Second
 
 // execsnoop runs examples/execsnoop as users do (no flags: it picks BTF
-// itself), waits until it has attached, execs FieldExecChild and returns
-// the event execsnoop printed for it.
-func execsnoop() vmtest.FieldExecsnoop {
+// itself; -family where the family is allowed), waits until it has
+// attached, execs FieldExecChild and returns the event execsnoop printed
+// for it.
+func execsnoop(family bool) vmtest.FieldExecsnoop {
 	var rec vmtest.FieldExecsnoop
 	fail := func(err error) vmtest.FieldExecsnoop {
 		rec.Error = err.Error()
@@ -281,7 +289,11 @@ func execsnoop() vmtest.FieldExecsnoop {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*execsnoopTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/"+vmtest.FieldExecsnoopBin)
+	var args []string
+	if family {
+		args = append(args, "-family")
+	}
+	cmd := exec.CommandContext(ctx, "/"+vmtest.FieldExecsnoopBin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fail(err)
