@@ -318,6 +318,12 @@ func (r *reader) uv(what string) uint64 {
 		}
 		v |= uint64(c&0x7f) << shift
 		if c < 0x80 {
+			if c == 0 && n > 1 {
+				// An overlong encoding: the encoder writes none, and
+				// one number must have one spelling.
+				r.fail("%s not in its shortest encoding", what)
+				return 0
+			}
 			break
 		}
 	}
