@@ -33,7 +33,7 @@ const maxImageDepth = 4
 // ErrNoBTF that says where such a kernel's types are: its DWARF.
 func FindImageBTF(data []byte) (ImageBTF, error) {
 	img, err := findImageBTFDepth(data, 0)
-	if errors.Is(err, ErrNoBTF) && (isBzImage(data) || isZboot(data) || isFlatImage(data)) {
+	if errors.Is(err, ErrNoBTF) && (isBzImage(data) || isZboot(data) || isZImage(data) || isFlatImage(data)) {
 		err = fmt.Errorf("%w; a kernel built without BTF is imported from its DWARF instead: the vmlinux its build left (CONFIG_DEBUG_INFO), or its debug package (Debian linux-image-<release>-dbg, Ubuntu linux-image-unsigned-<release>-dbgsym, RHEL and Fedora kernel-debuginfo), given to btfembed corpus import (docs/corpus.md)", err)
 	}
 	return img, err
@@ -73,6 +73,9 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 			return ImageBTF{}, err
 		}
 		return nestedImage(payload, format, depth, "zboot payload")
+
+	case isZImage(data):
+		return zImageBTF(data, depth)
 
 	case HasPrefixAt(data, 56, []byte("ARM\x64")):
 		return flatImage(data, "arm64")
