@@ -104,12 +104,17 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 		return k, nil
 	}
 	apt := newAptI386(dir)
-	if _, err := apt.run(ctx, 3*time.Minute, "apt-get", "update"); err != nil {
-		return DebianKernel{}, &archiveError{debianArchive, err}
-	}
+	// An index that fails (a mirror caught mid-sync serves the security
+	// pocket's lists with the wrong size) leaves the others: the kernel
+	// is taken from those that came, and the update's error counts only
+	// if they do not name one.
+	_, updateErr := apt.run(ctx, 3*time.Minute, "apt-get", "update")
 	// The metapackage depends on the current ABI's -dbg package.
 	show, err := apt.run(ctx, time.Minute, "apt-cache", "show", "--no-all-versions", "linux-image-686-pae-dbg")
 	if err != nil {
+		if updateErr != nil {
+			return DebianKernel{}, &archiveError{debianArchive, updateErr}
+		}
 		return DebianKernel{}, err
 	}
 	m := dbgDepends.FindSubmatch(show)
