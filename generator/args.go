@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,10 +12,17 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// check refuses arguments that would otherwise quietly select less than
-// the caller meant: a corpus root that is not there, an architecture
-// nothing is called, a malformed release pattern.
+// check refuses arguments without objects or corpus, and those that
+// would otherwise quietly select less than the caller meant: a corpus
+// root that is not there, an architecture nothing is called, a malformed
+// release pattern.
 func (args *Args) check() error {
+	if len(args.Objects) == 0 {
+		return errors.New("no BPF objects given")
+	}
+	if len(args.Corpus) == 0 {
+		return errors.New("no corpus given")
+	}
 	for _, root := range args.Corpus {
 		if _, err := os.Stat(root); err != nil {
 			return fmt.Errorf("corpus: %w", err)

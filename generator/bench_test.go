@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -155,7 +154,7 @@ func cpuTime(b *testing.B) time.Duration {
 // BenchmarkKernelParse is what each parse of a kernel's BTF costs, once
 // per kernel in a cold run: corereloc.NewTarget (rawbtf's index, for
 // Match and Minimize) and cilium/ebpf's lazy load, for the oracle and
-// the prediction against the full BTF, as the generator calls it
+// the prediction against the full BTF, as the corpus reader calls it
 // (btfload.Spec) and from raw bytes (btf.LoadSpecFromReader).
 func BenchmarkKernelParse(b *testing.B) {
 	k := kerneltest.ByName(b, "6.12.118+deb12-amd64")
@@ -168,15 +167,15 @@ func BenchmarkKernelParse(b *testing.B) {
 		}
 	})
 	b.Run("btfload", func(b *testing.B) {
-		// As in process, the kernel's rawbtf index is there already.
-		index, err := rawbtf.ParseShared(k.BTF)
+		// As the corpus reader calls it, with the index it checked the
+		// kernel with.
+		index, err := rawbtf.Parse(k.BTF, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer runtime.KeepAlive(index)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := btfload.Spec(k.BTF); err != nil {
+			if _, err := btfload.Spec(k.BTF, index); err != nil {
 				b.Fatal(err)
 			}
 		}

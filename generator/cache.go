@@ -69,6 +69,20 @@ type kernelCache struct {
 	resultHits, btfHits atomic.Int64
 }
 
+// openCache opens args' cache, if any. The cache is an optimization: a
+// cache that cannot be used is a warning, and the run goes on without it
+// (nil).
+func openCache(args *Args) (*kernelCache, []string) {
+	if args.CacheDir == "" {
+		return nil, nil
+	}
+	kc, err := openKernelCache(args.CacheDir, args.CacheVerify)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%v; running without the cache", err)}
+	}
+	return kc, nil
+}
+
 func openKernelCache(dir string, verify bool) (*kernelCache, error) {
 	c, err := cache.Open(dir)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -221,7 +222,7 @@ func (o *objects) fromCache(data []byte, set *relocationSet, path string) (*kern
 			switch reasons, ok := refused[i][p.Program]; {
 			case ok:
 				// As cilium/ebpf refused it against the full BTF.
-				rows[i].Programs[k] = ProgramReport{Object: p.Object, Program: p.Program, Verdict: VerdictFails, Reason: string(predict.KindCORE), Reasons: reasons}
+				rows[i].Programs[k] = ProgramReport{Object: p.Object, Program: p.Program, Verdict: vocab.Fails.String(), Reason: string(vocab.KindCORE), Reasons: reasons}
 			case unrelocated[i][p.Program]:
 				return nil, fmt.Errorf("%s: program %s does not relocate on the minimized BTF", o.names[i], p.Program)
 			}

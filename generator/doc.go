@@ -47,10 +47,11 @@
 // entries) says what happened; Report.WriteTable prints it as the
 // command does (TableOptions), WriteJSON writes it for machines, and
 // CheckLoadable fails with ErrUnloadable where programs are predicted not
-// to load (VerdictFails, VerdictUnknown, VerdictLoads are the verdicts'
-// words). Report.Families (FamilyReport) says which kernel families the
-// objects relocate alike on every embedded member of (KernelReport.Fixups
-// digests a kernel's fixups), which the payload records for the runtime's
+// to load (a ProgramReport whose Verdict is "fails"; docs/predictions.md
+// says what each verdict and reason kind means). Report.Families
+// (FamilyReport) says which kernel families the objects relocate alike on
+// every embedded member of (KernelReport.Fixups digests a kernel's
+// fixups), which the payload records for the runtime's
 // SelectOptions.AllowFamily. Progress reports a run's progress to Args.Progress. A run fails
 // with ErrNoKernels when the corpus has none for the objects'
 // architectures, and with ErrVerify when the oracle rejects a result.

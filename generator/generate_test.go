@@ -17,6 +17,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
 
@@ -93,9 +94,11 @@ func TestGenerateRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if len(res.Report.Kernels) != len(kernels) || res.Report.PayloadBytes != len(payloadOf(t, res)) {
-		t.Fatalf("report: %d kernels, %d payload bytes; want %d, %d",
-			len(res.Report.Kernels), res.Report.PayloadBytes, len(kernels), len(payloadOf(t, res)))
+	// Payload leaves the report as it was: its writer counts the
+	// payloads it writes.
+	if len(res.Report.Kernels) != len(kernels) || res.Report.PayloadBytes != 0 {
+		t.Fatalf("report: %d kernels, %d payload bytes; want %d, 0",
+			len(res.Report.Kernels), res.Report.PayloadBytes, len(kernels))
 	}
 }
 
@@ -182,11 +185,11 @@ func TestGeneratePredictions(t *testing.T) {
 				got[p.Program] = p.Verdict
 			}
 		}
-		want := VerdictLoads
+		want := vocab.Loads.String()
 		if strings.HasPrefix(k.Release, "6.1.") {
-			want = VerdictFails
+			want = vocab.Fails.String()
 		}
-		if got["field_unguarded"] != want || got["field_guarded"] != VerdictLoads || got["missing_unguarded"] != VerdictFails {
+		if got["field_unguarded"] != want || got["field_guarded"] != vocab.Loads.String() || got["missing_unguarded"] != vocab.Fails.String() {
 			t.Errorf("%s: guards-el.o predictions %v", k.key(), got)
 		}
 	}

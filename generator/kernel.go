@@ -3,7 +3,6 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -34,6 +33,16 @@ type objects struct {
 	// oracle asks the objects' relocations of cilium/ebpf, made once
 	// for every kernel.
 	oracle func() (*corereloc.Oracle, error)
+}
+
+// digestsByName are the objects' programs' relocation digests, by the
+// object as the user named it.
+func (o *objects) digestsByName() map[string]map[string]relodigest.Digest {
+	digests := map[string]map[string]relodigest.Digest{}
+	for i, name := range o.names {
+		digests[name] = o.digests[i]
+	}
+	return digests
 }
 
 func loadObjects(paths []string) (*objects, error) {
@@ -124,15 +133,6 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	// One rawbtf index of the kernel's BTF serves corereloc's Target and
-	// btfload's check of the blob (and is the corpus reader's, when that
-	// is still alive); held to the end of the kernel, the parses below
-	// find it.
-	index, err := rawbtf.ParseShared(k.VMLinux)
-	if err != nil {
-		return nil, fmt.Errorf("vmlinux BTF: %w", err)
-	}
-	defer runtime.KeepAlive(index)
 	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
@@ -236,7 +236,7 @@ func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error)
 	full := k.FullSpec // the corpus reader's (corpus.Options.FullSpecs)
 	if full == nil {
 		var err error
-		if full, err = btfload.Spec(k.VMLinux); err != nil {
+		if full, err = btfload.Spec(k.VMLinux, nil); err != nil {
 			return nil, fmt.Errorf("cilium/ebpf reads the full vmlinux BTF: %w", err)
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"unicode"
 
 	"github.com/btfembed/btfembed/generator/corpus"
-	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/relodigest"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -268,13 +268,13 @@ func TestMergeCraftedText(t *testing.T) {
 		{"verdict outside the words", `verdict "explodes"`, func(r *KernelReport) { r.Programs[0].Verdict = "explodes" }},
 		{"hostile verdict", "verdict", func(r *KernelReport) { r.Programs[0].Verdict = hostile }},
 		{"reason kind outside the words", "reason kind", func(r *KernelReport) {
-			r.Programs[0].Verdict, r.Programs[0].Reason, r.Programs[0].Reasons = VerdictFails, "boom"+hostile, []string{"x"}
+			r.Programs[0].Verdict, r.Programs[0].Reason, r.Programs[0].Reasons = vocab.Fails.String(), "boom"+hostile, []string{"x"}
 		}},
 		{"relocation status outside the words", "status", func(r *KernelReport) { r.Unresolved[0].Status = "explodes" }},
 		{"relocation kind outside the words", "kind", func(r *KernelReport) { r.KernelTypeIDs[0].Kind = hostile }},
 		{"hostile text", "", func(r *KernelReport) {
 			p := &r.Programs[0]
-			p.Program, p.Verdict, p.Reason = "prog"+hostile, VerdictFails, string(predict.KindHelper)
+			p.Program, p.Verdict, p.Reason = "prog"+hostile, vocab.Fails.String(), string(vocab.KindHelper)
 			p.Reasons, p.Guarded = []string{hostile, "second " + hostile}, []string{hostile}
 			u := &r.Unresolved[0]
 			u.Function, u.Field, u.Reason = hostile, hostile, hostile

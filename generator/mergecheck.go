@@ -9,9 +9,9 @@ import (
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
-	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/safetext"
+	"github.com/btfembed/btfembed/internal/vocab"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -134,8 +134,8 @@ func checkDigests(p *part) error {
 }
 
 // vocabulary checks that report rows read from a part use the report's
-// words: a program's verdict is a predict.Verdict's and its reason a
-// predict.Kind (docs/predictions.md), a relocation's kind a
+// words: a program's verdict a vocab.Verdict's and its reason a valid
+// vocab.Kind (docs/predictions.md), a relocation's kind a
 // corereloc.Kind's and an unresolved one's status one statusWord gives.
 // btfembed writes no other; a crafted part could put any word into the
 // JSON report and the payload's verdicts (issue 33: "explodes"). It
@@ -154,12 +154,12 @@ func newVocabulary() *vocabulary {
 func (v *vocabulary) check(r *KernelReport) error {
 	if len(r.Programs) > 0 && !v.programs[&r.Programs[0]] {
 		for _, p := range r.Programs {
-			switch {
-			case !slices.Contains(verdictWords, p.Verdict):
-				return fmt.Errorf("kernel %s: program %s %s: verdict %q is none of %s", r.key(),
-					safetext.Escape(p.Object), safetext.Escape(p.Program), p.Verdict, strings.Join(verdictWords, ", "))
-			case p.Reason != "" && !slices.Contains(reasonKinds, predict.Kind(p.Reason)):
-				return fmt.Errorf("kernel %s: program %s %s: reason kind %q is not one of predict's (docs/predictions.md)", r.key(),
+			if _, ok := vocab.ParseVerdict(p.Verdict); !ok {
+				return fmt.Errorf("kernel %s: program %s %s: verdict %q is not a verdict (docs/predictions.md)", r.key(),
+					safetext.Escape(p.Object), safetext.Escape(p.Program), p.Verdict)
+			}
+			if p.Reason != "" && !vocab.Kind(p.Reason).Valid() {
+				return fmt.Errorf("kernel %s: program %s %s: reason kind %q is not a reason kind (docs/predictions.md)", r.key(),
 					safetext.Escape(p.Object), safetext.Escape(p.Program), p.Reason)
 			}
 		}

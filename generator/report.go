@@ -12,6 +12,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/safetext"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -32,7 +33,10 @@ type Report struct {
 	Families []FamilyReport `json:"families,omitempty"`
 	// Blobs counts distinct minimized vmlinux BTF blobs: kernels whose
 	// relocations need the same types share one.
-	Blobs        int           `json:"blobs"`
+	Blobs int `json:"blobs"`
+	// PayloadBytes is the size of the payloads made of the run, which
+	// their writer sets: Generate leaves encoding to it (Result.Payload),
+	// and the go:generate mode writes one payload per GOARCH.
 	PayloadBytes int           `json:"payload_bytes"`
 	Duration     time.Duration `json:"-"`
 	// CachedResults counts kernels whose result came from the cache (in
@@ -220,7 +224,7 @@ func (r *Report) WriteTable(w io.Writer, opts *TableOptions) error {
 		}
 		notLoading := 0
 		for _, p := range k.Programs {
-			if p.Verdict != VerdictLoads {
+			if p.Verdict != vocab.Loads.String() {
 				notLoading++
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // TestReportFeatures generates for the feature objects (programs using
@@ -42,16 +43,16 @@ func TestReportFeatures(t *testing.T) {
 		for _, tt := range []struct {
 			release, program, verdict, reason string
 		}{
-			{"5.10.0-32-amd64", "loop", VerdictFails, "helper"},
-			{"6.1.0-47-amd64", "loop", VerdictLoads, ""},
-			{"5.10.0-32-amd64", "bloom", VerdictFails, "map_type"},
-			{"5.10.0-32-amd64", "guarded_strncmp", VerdictLoads, ""},
-			{"6.1.0-47-amd64", "cgrp_storage", VerdictFails, "map_type"},
-			{"6.1.0-50-cloud-amd64", "rcu_kfunc", VerdictFails, "kfunc"},
-			{"6.12.118+deb12-amd64", "cgrp_storage", VerdictLoads, ""},
-			{"6.12.118+deb12-amd64", "rcu_kfunc", VerdictLoads, ""},
-			{"6.1.0-47-amd64", "accept_all", VerdictFails, "prog_type"},
-			{"6.12.118+deb12-amd64", "accept_all", VerdictLoads, ""},
+			{"5.10.0-32-amd64", "loop", vocab.Fails.String(), "helper"},
+			{"6.1.0-47-amd64", "loop", vocab.Loads.String(), ""},
+			{"5.10.0-32-amd64", "bloom", vocab.Fails.String(), "map_type"},
+			{"5.10.0-32-amd64", "guarded_strncmp", vocab.Loads.String(), ""},
+			{"6.1.0-47-amd64", "cgrp_storage", vocab.Fails.String(), "map_type"},
+			{"6.1.0-50-cloud-amd64", "rcu_kfunc", vocab.Fails.String(), "kfunc"},
+			{"6.12.118+deb12-amd64", "cgrp_storage", vocab.Loads.String(), ""},
+			{"6.12.118+deb12-amd64", "rcu_kfunc", vocab.Loads.String(), ""},
+			{"6.1.0-47-amd64", "accept_all", vocab.Fails.String(), "prog_type"},
+			{"6.12.118+deb12-amd64", "accept_all", vocab.Loads.String(), ""},
 		} {
 			p, ok := got[[2]string{tt.release, tt.program}]
 			if !ok || p.Verdict != tt.verdict || p.Reason != tt.reason {

@@ -13,6 +13,7 @@ import (
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/predict"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -30,10 +31,8 @@ type ProgramReport struct {
 	// tell; Reasons say why).
 	Verdict string `json:"verdict"`
 	// Reason is the kind of the first of Reasons, what a "fails" or
-	// "unknown" verdict is about: "core", "helper", "map_type",
-	// "prog_type", "attach_type", "kfunc", "global_data", "bpf_call",
-	// "btf_id_attach", "ctx_access", "jit" or "analysis" (predict.Kind; stable,
-	// docs/predictions.md says what each means).
+	// "unknown" verdict is about: "core", "helper", "map_type"... (stable
+	// words: docs/predictions.md lists them and says what each means).
 	Reason string `json:"reason,omitempty"`
 	// Reasons name, for "fails", what fails the program, the first
 	// first: the reachable poisoned instruction and its relocation
@@ -44,33 +43,6 @@ type ProgramReport struct {
 	// Guarded lists poisoned instructions no path reaches: CO-RE guards
 	// (bpf_core_field_exists and the like) at work.
 	Guarded []string `json:"guarded,omitempty"`
-}
-
-// The verdicts of ProgramReport.
-const (
-	VerdictLoads   = "loads"
-	VerdictFails   = "fails"
-	VerdictUnknown = "unknown"
-)
-
-// verdictWords are the words of predict.Verdict, the only verdicts a
-// report holds: Merge refuses a part with another one.
-var verdictWords = func() []string {
-	var words []string
-	for v := predict.Verdict(0); !strings.HasPrefix(v.String(), "Verdict("); v++ {
-		words = append(words, v.String())
-	}
-	return words
-}()
-
-// reasonKinds are the kinds of predict.Kind (docs/predictions.md, "Reason
-// kinds"), the only words ProgramReport.Reason and the payload's verdicts
-// carry: Merge refuses a part with another one. internal/predict lists
-// them only as constants; TestReportWords checks this list against them.
-var reasonKinds = []predict.Kind{
-	predict.KindCORE, predict.KindHelper, predict.KindMapType, predict.KindProgType, predict.KindAttachType,
-	predict.KindKfunc, predict.KindGlobalData, predict.KindBTFIDAttach, predict.KindCtxAccess, predict.KindCall,
-	predict.KindJIT, predict.KindAnalysis,
 }
 
 // predict predicts every program on one kernel, relocated against its
@@ -136,7 +108,7 @@ func (r *Report) failing() (programs []string, kernels int) {
 	for _, k := range r.Kernels {
 		bad := false
 		for _, p := range k.Programs {
-			if p.Verdict == VerdictFails {
+			if p.Verdict == vocab.Fails.String() {
 				if s := sourceOf(p); !seen[s] {
 					seen[s] = true
 					programs = append(programs, p.Program)
@@ -192,7 +164,7 @@ func (r *Report) groupKernels() []*kernelGroup {
 		for _, p := range k.Programs {
 			checked[sourceOf(p)] = true
 			fmt.Fprintf(&key, "%s\x00%s\x01", p.Object, p.Program)
-			if p.Verdict == VerdictLoads {
+			if p.Verdict == vocab.Loads.String() {
 				continue
 			}
 			notLoading[sourceOf(p)] = p
@@ -216,13 +188,13 @@ const compactGroups = 8
 // cell is how the program table shows a verdict.
 func cell(verdict string, compact bool) string {
 	switch {
-	case verdict == VerdictLoads && compact:
+	case verdict == vocab.Loads.String() && compact:
 		return "."
-	case verdict == VerdictLoads:
+	case verdict == vocab.Loads.String():
 		return "ok"
-	case compact && verdict == VerdictFails:
+	case compact && verdict == vocab.Fails.String():
 		return "F"
-	case compact && verdict == VerdictUnknown:
+	case compact && verdict == vocab.Unknown.String():
 		return "?"
 	}
 	return verdict
@@ -248,7 +220,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 	for _, k := range r.Kernels {
 		for _, p := range k.Programs {
 			id := sourceOf(p)
-			if p.Verdict != VerdictLoads && !seen[id] {
+			if p.Verdict != vocab.Loads.String() && !seen[id] {
 				seen[id] = true
 				rows = append(rows, id)
 			}
@@ -288,7 +260,7 @@ func (r *Report) writePrograms(w io.Writer, verbose bool) error {
 		for _, id := range rows {
 			fmt.Fprintf(tw, "%s\t%s", esc(objects[id]), esc(id.program))
 			for _, g := range groups {
-				v := VerdictLoads
+				v := vocab.Loads.String()
 				if p, ok := g.verdict[id]; ok {
 					v = p.Verdict
 				} else if !g.checked[id] {

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 func TestGroupLabel(t *testing.T) {
@@ -26,10 +22,10 @@ func TestGroupLabel(t *testing.T) {
 // only programs that do not load everywhere have a row; unknown alone
 // does not fail CheckLoadable.
 func TestProgramTable(t *testing.T) {
-	loads := ProgramReport{Object: "a.o", Program: "p", Verdict: VerdictLoads}
-	fails := ProgramReport{Object: "a.o", Program: "p", Verdict: VerdictFails, Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 3"}}
-	unknown := ProgramReport{Object: "a.o", Program: "q", Verdict: VerdictUnknown, Reasons: []string{"maybe reachable"}}
-	fine := ProgramReport{Object: "a.o", Program: "r", Verdict: VerdictLoads, Guarded: []string{"field_exists x poisoned at insn 1"}}
+	loads := ProgramReport{Object: "a.o", Program: "p", Verdict: vocab.Loads.String()}
+	fails := ProgramReport{Object: "a.o", Program: "p", Verdict: vocab.Fails.String(), Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 3"}}
+	unknown := ProgramReport{Object: "a.o", Program: "q", Verdict: vocab.Unknown.String(), Reasons: []string{"maybe reachable"}}
+	fine := ProgramReport{Object: "a.o", Program: "r", Verdict: vocab.Loads.String(), Guarded: []string{"field_exists x poisoned at insn 1"}}
 	kernel := func(release string, programs ...ProgramReport) KernelReport {
 		return KernelReport{Arch: "x86_64", Release: release, Programs: programs}
 	}
@@ -65,7 +61,7 @@ func TestProgramTable(t *testing.T) {
 			name: "objects paired with some kernels only",
 			kernels: []KernelReport{
 				{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{fails, fine}},
-				{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{{Object: "b.o", Program: "p", Verdict: VerdictLoads}, fine}},
+				{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{{Object: "b.o", Program: "p", Verdict: vocab.Loads.String()}, fine}},
 			},
 			want: []string{"a.o     p        fails  -", "A: x86_64/6.1", "B: arm64/6.1"},
 		},
@@ -117,57 +113,5 @@ func TestProgramTable(t *testing.T) {
 				t.Errorf("verbose lacks the guarded miss:\n%s", b.String())
 			}
 		})
-	}
-}
-
-// TestReportWords: the words Merge accepts in a part's rows are those
-// internal/predict defines: every constant of type Kind in its sources
-// (it has no list of them), and the verdicts of predict.Verdict, which
-// are ProgramReport's.
-func TestReportWords(t *testing.T) {
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join("..", "internal", "predict", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("internal/predict sources: %v", err)
-	}
-	var kinds []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Kind" {
-					for _, v := range vs.Values {
-						s, err := strconv.Unquote(v.(*ast.BasicLit).Value)
-						if err != nil {
-							t.Fatal(err)
-						}
-						kinds = append(kinds, s)
-					}
-				}
-			}
-		}
-	}
-	var listed []string
-	for _, k := range reasonKinds {
-		listed = append(listed, string(k))
-	}
-	slices.Sort(kinds)
-	slices.Sort(listed)
-	if !slices.Equal(kinds, listed) {
-		t.Errorf("internal/predict's kinds are %q, reasonKinds %q", kinds, listed)
-	}
-	if want := []string{VerdictLoads, VerdictFails, VerdictUnknown}; !slices.Equal(verdictWords, want) {
-		t.Errorf("predict's verdicts are %q, the report's %q", verdictWords, want)
 	}
 }

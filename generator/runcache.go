@@ -72,13 +72,13 @@ func (kc *kernelCache) runKey(ctx context.Context, args *Args, arches []string, 
 	return cache.NewKey(parts...), true
 }
 
-// wholeRun returns the cached result of the run keyed key and the
-// objects' warnings it was made with; nil if the run is not whole (see
-// runKey), there is none, or it cannot be used (a warning then says
-// why). It goes through Merge, which checks every kernel of it as it
-// checks a shard's part, so a damaged entry is a miss rather than a wrong
-// payload.
-func (kc *kernelCache) wholeRun(key cache.Key, whole bool, args *Args) (*Result, []string) {
+// wholeRun returns the cached result of the run keyed key, its kernels
+// told to progress as done, and the objects' warnings it was made with;
+// nil if the run is not whole (see runKey), there is none, or it cannot
+// be used (a warning then says why). It goes through Merge, which checks
+// every kernel of it as it checks a shard's part, so a damaged entry is a
+// miss rather than a wrong payload.
+func (kc *kernelCache) wholeRun(key cache.Key, whole bool, args *Args, progress Progress) (*Result, []string) {
 	if !whole {
 		return nil, nil
 	}
@@ -98,6 +98,12 @@ func (kc *kernelCache) wholeRun(key cache.Key, whole bool, args *Args) (*Result,
 		kc.c.Warn("cache: whole-run result not used: %v; recomputed", err)
 		return nil, nil
 	}
+	progress.Total(len(res.Report.Kernels))
+	for _, k := range res.Report.Kernels {
+		progress.Done(k.key(), nil)
+	}
+	res.kc = kc
+	res.Report.CachedResults = len(res.Report.Kernels)
 	return res, warnings
 }
 

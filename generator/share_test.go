@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // TestSharedRows: a kernel's row list is replaced by an earlier one
@@ -17,13 +19,13 @@ func TestSharedRows(t *testing.T) {
 		same bool
 	}{
 		{"nil and empty lists", ProgramReport{Reasons: nil}, ProgramReport{Reasons: []string{}}, true},
-		{"equal rows", ProgramReport{Object: "o", Program: "p", Verdict: VerdictFails, Reasons: []string{"x"}}, ProgramReport{Object: "o", Program: "p", Verdict: VerdictFails, Reasons: []string{"x"}}, true},
+		{"equal rows", ProgramReport{Object: "o", Program: "p", Verdict: vocab.Fails.String(), Reasons: []string{"x"}}, ProgramReport{Object: "o", Program: "p", Verdict: vocab.Fails.String(), Reasons: []string{"x"}}, true},
 		{"a boundary moved", ProgramReport{Object: "a", Program: "bc"}, ProgramReport{Object: "ab", Program: "c"}, false},
 		{"reasons or guarded", ProgramReport{Reasons: []string{"x"}}, ProgramReport{Guarded: []string{"x"}}, false},
 		{"one reason or two", ProgramReport{Reasons: []string{"a:b"}}, ProgramReport{Reasons: []string{"a", "b"}}, false},
 		{"a reason moved to guarded", ProgramReport{Reasons: []string{"a", "b"}}, ProgramReport{Reasons: []string{"a"}, Guarded: []string{"b"}}, false},
 		{"other guarded", ProgramReport{Guarded: []string{"x"}}, ProgramReport{Guarded: []string{"y"}}, false},
-		{"another verdict", ProgramReport{Verdict: VerdictLoads}, ProgramReport{Verdict: VerdictUnknown}, false},
+		{"another verdict", ProgramReport{Verdict: vocab.Loads.String()}, ProgramReport{Verdict: vocab.Unknown.String()}, false},
 	} {
 		s := newSharer(true)
 		first := []ProgramReport{{Program: "before"}, c.a}
@@ -55,10 +57,10 @@ func TestSharedRows(t *testing.T) {
 // grow with its kernels (about 40 KB each).
 func TestSharedRowsReleased(t *testing.T) {
 	s := newSharer(true)
-	s.programs.shared([]ProgramReport{{Program: "p", Verdict: VerdictLoads}})
+	s.programs.shared([]ProgramReport{{Program: "p", Verdict: vocab.Loads.String()}})
 	var freed <-chan struct{}
 	func() {
-		again := []ProgramReport{{Program: "p", Verdict: VerdictLoads}}
+		again := []ProgramReport{{Program: "p", Verdict: vocab.Loads.String()}}
 		freed = watchCollection(&again[0])
 		if got := s.programs.shared(again); &got[0] == &again[0] {
 			t.Fatal("an equal list was not shared")
@@ -82,12 +84,12 @@ func TestSharedRowsInterned(t *testing.T) {
 	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
 
 	s := newSharer(true)
-	a := s.programs.shared(list(VerdictFails))
-	b := s.programs.shared(list(VerdictUnknown)) // differs: kept
+	a := s.programs.shared(list(vocab.Fails.String()))
+	b := s.programs.shared(list(vocab.Unknown.String())) // differs: kept
 	if !same(a[0].Program, b[0].Program) || !same(a[0].Object, b[0].Object) || !same(a[0].Reasons[0], b[0].Reasons[0]) {
 		t.Error("two kept lists do not share their equal strings")
 	}
-	dropped := list(VerdictFails)
+	dropped := list(vocab.Fails.String())
 	if got := s.programs.shared(dropped); &got[0] != &a[0] {
 		t.Fatal("an equal list was not replaced")
 	}
@@ -101,8 +103,8 @@ func TestSharedRowsInterned(t *testing.T) {
 	}
 
 	m := newSharer(false)
-	c := m.programs.shared(list(VerdictFails))
-	d := m.programs.shared(list(VerdictUnknown))
+	c := m.programs.shared(list(vocab.Fails.String()))
+	d := m.programs.shared(list(vocab.Unknown.String()))
 	if same(c[0].Program, d[0].Program) {
 		t.Error("Merge's sharer interned its lists")
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 func TestObjectStem(t *testing.T) {
@@ -30,14 +32,14 @@ func TestObjectStem(t *testing.T) {
 func TestProgramsCountedAsWritten(t *testing.T) {
 	prog := func(object, program, verdict string) ProgramReport {
 		p := ProgramReport{Object: object, Program: program, Verdict: verdict}
-		if verdict == VerdictFails {
+		if verdict == vocab.Fails.String() {
 			p.Reasons = []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 3"}
 		}
 		return p
 	}
 	r := &Report{Kernels: []KernelReport{
-		{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{prog("bpf_x86_bpfel.o", "exec", VerdictFails), prog("bpf_x86_bpfel.o", "exit", VerdictLoads)}},
-		{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{prog("bpf_arm64_bpfel.o", "exec", VerdictLoads), prog("bpf_arm64_bpfel.o", "exit", VerdictLoads)}},
+		{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{prog("bpf_x86_bpfel.o", "exec", vocab.Fails.String()), prog("bpf_x86_bpfel.o", "exit", vocab.Loads.String())}},
+		{Arch: "arm64", Release: "6.1", Programs: []ProgramReport{prog("bpf_arm64_bpfel.o", "exec", vocab.Loads.String()), prog("bpf_arm64_bpfel.o", "exit", vocab.Loads.String())}},
 	}}
 	var b bytes.Buffer
 	if err := r.WriteTable(&b, nil); err != nil {
@@ -59,7 +61,7 @@ func TestProgramsCountedAsWritten(t *testing.T) {
 		t.Errorf("CheckLoadable = %v, want %q", err, want)
 	}
 
-	one := &Report{Kernels: []KernelReport{{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{prog("bpf_x86_bpfel.o", "exec", VerdictLoads)}}}}
+	one := &Report{Kernels: []KernelReport{{Arch: "x86_64", Release: "6.1", Programs: []ProgramReport{prog("bpf_x86_bpfel.o", "exec", vocab.Loads.String())}}}}
 	b.Reset()
 	if err := one.WriteTable(&b, nil); err != nil {
 		t.Fatal(err)

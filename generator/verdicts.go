@@ -4,9 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
-	"github.com/btfembed/btfembed/internal/predict"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // withVerdicts sets each entry's Unloadable from the report's prediction
@@ -57,13 +56,10 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 	for _, l := range lists {
 		var preds []encode.Prediction
 		for _, p := range l {
-			var v uint64
-			switch p.Verdict {
-			case VerdictFails:
-				v = payload.VerdictFails
-			case VerdictUnknown:
-				v = payload.VerdictUnknown
-			default:
+			// Programs that load have no row (and rows hold no other
+			// word: vocabulary checks those read from parts).
+			v, ok := vocab.ParseVerdict(p.Verdict)
+			if !ok || v == vocab.Loads {
 				continue
 			}
 			preds = append(preds, encode.Prediction{
@@ -86,7 +82,7 @@ func withVerdicts(entries []encode.Entry, report *Report) {
 // that did not record it).
 func kind(p ProgramReport) string {
 	if p.Reason == "" {
-		return string(predict.KindCORE)
+		return string(vocab.KindCORE)
 	}
 	return p.Reason
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -38,7 +39,7 @@ func TestGenerateEmbedsVerdicts(t *testing.T) {
 		}
 		want := 0
 		for _, pr := range k.Programs {
-			if pr.Verdict == VerdictLoads {
+			if pr.Verdict == vocab.Loads.String() {
 				continue
 			}
 			want++
@@ -51,8 +52,8 @@ func TestGenerateEmbedsVerdicts(t *testing.T) {
 			if g.Kind != pr.Reason || g.Kind == "" {
 				t.Errorf("%s: %s: kind %q, reported %q", k.key(), name, g.Kind, pr.Reason)
 			}
-			if map[uint64]string{payload.VerdictFails: VerdictFails, payload.VerdictUnknown: VerdictUnknown}[g.Verdict] != pr.Verdict || !slices.Equal(g.Reasons, pr.Reasons) {
-				t.Errorf("%s: %s embedded as %d %q, reported %s %q", k.key(), name, g.Verdict, g.Reasons, pr.Verdict, pr.Reasons)
+			if g.Verdict.String() != pr.Verdict || !slices.Equal(g.Reasons, pr.Reasons) {
+				t.Errorf("%s: %s embedded as %s %q, reported %s %q", k.key(), name, g.Verdict, g.Reasons, pr.Verdict, pr.Reasons)
 			}
 		}
 		if len(preds) != want {

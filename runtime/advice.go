@@ -93,7 +93,7 @@ func ownBTF(k Key) string {
 // debug package, or every one known where the distribution is not.
 func debugPackage(k Key) string {
 	for _, p := range debugPackages {
-		if slices.Contains(p.ids, strings.ToLower(k.Distro)) {
+		if slices.ContainsFunc(p.ids, func(id string) bool { return sameID(id, k.Distro) }) {
 			return fmt.Sprintf("download its debug package, "+p.name+", and run `go tool btfembed corpus import -o CORPUS "+p.file+"` in the agent's module",
 				k.Release, k.Release)
 		}

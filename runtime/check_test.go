@@ -14,6 +14,7 @@ import (
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // decodesAll fails t unless every type of the selection's specs decodes:
@@ -166,7 +167,7 @@ func TestPredictionsChecked(t *testing.T) {
 			Entries: []payload.EntryRecord{{Key: e.Key, Verdicts: 1}},
 			Verdicts: payload.VerdictTable{
 				Objects: []payload.ObjectRecord{{Name: object, Programs: []string{"handle_exec"}}},
-				Rows:    []payload.RowRecord{{Verdict: payload.VerdictFails, Kind: kind, Reasons: []string{reason}}},
+				Rows:    []payload.RowRecord{{Verdict: vocab.Fails, Kind: kind, Reasons: []string{reason}}},
 				Sets:    [][]uint64{{0}},
 			},
 		}

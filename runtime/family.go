@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/btfembed/btfembed/internal/payload"
@@ -66,8 +67,8 @@ func (a *Assets) familySelection(h host, allow bool, notFound error) (*Selection
 	if err != nil {
 		return nil, err
 	}
-	i, ok := slices.BinarySearchFunc(families, family, func(r payload.FamilyRecord, f kernelkey.Family) int { return r.Family.Compare(f) })
-	if !ok {
+	i := sort.Search(len(families), func(i int) bool { return families[i].Family.Compare(family) >= 0 })
+	if i == len(families) || families[i].Family != family {
 		return nil, notFound
 	}
 	rec := families[i]

@@ -72,6 +72,29 @@ func readOSRelease(root string) (osrelease.Release, error) {
 	return osrelease.Release{}, nil
 }
 
+// sameID says whether two os-release IDs are one, but for case. An ID is
+// ASCII (os-release(5) allows 0-9, a-z, '.', '_' and '-'), so case is
+// ASCII case: strings.EqualFold and strings.ToLower would bring Unicode's
+// case tables into every agent (docs/performance.md).
+func sameID(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 func rootDir(root string) string {
 	if root == "" {
 		return "/"

@@ -223,3 +223,27 @@ func describe(s *Selection) string {
 	}
 	return fmt.Sprintf("%s BTF of %s", s.Source, s.Key)
 }
+
+// TestSameID: os-release IDs match but for ASCII case, which is all the
+// case they have (os-release(5)); a rune outside ASCII is itself, even
+// the Kelvin sign that Unicode folds to k.
+func TestSameID(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"debian", "debian", true},
+		{"Debian", "debian", true},
+		{"opensuse-leap", "OPENSUSE-LEAP", true},
+		{"", "", true},
+		{"debian", "debia", false},
+		{"rhel", "centos", false},
+		{"ubuntu", "ubuntu ", false},
+		{"\u212aali", "kali", false},
+		{"-", "\r", false}, // ASCII, but not letters
+	} {
+		if got := sameID(c.a, c.b); got != c.same {
+			t.Errorf("sameID(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}

@@ -3,8 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -75,10 +75,12 @@ func (s *Selection) Check(spec *ebpf.CollectionSpec) error {
 	return fmt.Errorf("%s was %w: run go generate (%s)", a.goFileName(), ErrOtherObjects, differences(objects[best], digests))
 }
 
-// program finds the program of an object by name.
+// program finds the program of an object by name. (sort.Search, as in
+// payload.Payload.Find: slices.BinarySearchFunc costs agents 3 KB per
+// instantiation.)
 func program(o payload.ObjectRecordDigests, name string) (payload.ProgramDigest, bool) {
-	i, ok := slices.BinarySearchFunc(o.Programs, name, func(p payload.ProgramDigest, name string) int { return strings.Compare(p.Name, name) })
-	if !ok {
+	i := sort.Search(len(o.Programs), func(i int) bool { return o.Programs[i].Name >= name })
+	if i == len(o.Programs) || o.Programs[i].Name != name {
 		return payload.ProgramDigest{}, false
 	}
 	return o.Programs[i], true
@@ -88,7 +90,12 @@ func program(o payload.ObjectRecordDigests, name string) (payload.ProgramDigest,
 // object's that fits them best, the first three.
 func differences(o payload.ObjectRecordDigests, digests map[string]relodigest.Digest) string {
 	var diffs []string
-	for _, name := range slices.Sorted(maps.Keys(digests)) {
+	names := make([]string, 0, len(digests)) // not slices.Sorted(maps.Keys): as in objectOf
+	for name := range digests {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		p, ok := program(o, name)
 		switch {
 		case !ok:

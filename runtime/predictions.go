@@ -7,6 +7,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/safetext"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // Verdict is what btfembed predicts for a program that may not load.
@@ -15,19 +16,17 @@ type Verdict int
 
 const (
 	// VerdictFails: the program will not load on this kernel.
-	VerdictFails Verdict = payload.VerdictFails
+	VerdictFails Verdict = Verdict(vocab.Fails)
 	// VerdictUnknown: the analysis could not tell; the program may load.
-	VerdictUnknown Verdict = payload.VerdictUnknown
+	VerdictUnknown Verdict = Verdict(vocab.Unknown)
 )
 
+// String is the verdict's word, as the generator's report writes it.
 func (v Verdict) String() string {
-	switch v {
-	case VerdictFails:
-		return "fails"
-	case VerdictUnknown:
-		return "unknown"
+	if v != VerdictFails && v != VerdictUnknown {
+		return fmt.Sprintf("Verdict(%d)", int(v))
 	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
+	return vocab.Verdict(v).String()
 }
 
 // Prediction is btfembed's verdict on one program of one object on the

@@ -2,10 +2,8 @@ package runtime
 
 import (
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -97,10 +95,16 @@ func (s *Selection) Prune(spec *ebpf.CollectionSpec, opts *PruneOptions) ([]Pred
 	}
 	for _, m := range spec.Maps {
 		if m.Type == ebpf.ProgramArray {
-			m.Contents = slices.DeleteFunc(m.Contents, func(kv ebpf.MapKV) bool {
-				name, ok := kv.Value.(string)
-				return ok && gone[name]
-			})
+			// slices.DeleteFunc, written out: its instantiation for
+			// MapKV would cost agents 1 KB (docs/performance.md).
+			kept := m.Contents[:0]
+			for _, kv := range m.Contents {
+				if name, ok := kv.Value.(string); !ok || !gone[name] {
+					kept = append(kept, kv)
+				}
+			}
+			clear(m.Contents[len(kept):])
+			m.Contents = kept
 		}
 	}
 	return removed, nil
@@ -129,12 +133,20 @@ func (s *Selection) objectOf(spec *ebpf.CollectionSpec, named string) (string, e
 		return "", nil
 	}
 	var fits []string
-	for _, name := range slices.Sorted(maps.Keys(s.objects)) {
+	// Keys sorted by hand and programs found with sort.SearchStrings:
+	// slices.Sorted(maps.Keys) and slices.BinarySearch, iterators and
+	// generic sorting, would cost every agent 10 KB (docs/performance.md).
+	names := make([]string, 0, len(s.objects))
+	for name := range s.objects {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		programs := s.objects[name]
 		all := true
 		for p := range spec.Programs {
-			_, ok := slices.BinarySearch(programs, p)
-			all = all && ok
+			i := sort.SearchStrings(programs, p)
+			all = all && i < len(programs) && programs[i] == p
 		}
 		if all {
 			fits = append(fits, name)
@@ -147,125 +159,4 @@ func (s *Selection) objectOf(spec *ebpf.CollectionSpec, named string) (string, e
 		return "", nil
 	}
 	return fits[0], nil
-}
-
-// LoadAndAssign is ebpf.CollectionSpec.LoadAndAssign for an agent whose
-// programs may not all load: it prunes spec (see Prune), loads what
-// remains into to, a pointer to a struct like the bpfObjects bpf2go
-// generates, and returns the predictions of the programs it removed.
-//
-// Fields of programs, maps and variables that spec does not hold (Prune
-// removed them, or the caller deleted them) are left nil, where
-// ebpf.CollectionSpec.LoadAndAssign fails on them: a nil *ebpf.Program
-// field means the program is not loaded on this kernel. Every other field
-// is assigned by ebpf.CollectionSpec.LoadAndAssign, which also does the
-// loading, so its rules and errors hold; loading only what the fields
-// ask for, it does not create maps that nothing left uses.
-//
-// opts is what Assets.CollectionOptions returned for this Selection.
-func (s *Selection) LoadAndAssign(spec *ebpf.CollectionSpec, to any, opts *ebpf.CollectionOptions, prune *PruneOptions) ([]Prediction, error) {
-	removed, err := s.Prune(spec, prune)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := taggedFields(to)
-	if err != nil {
-		return nil, err
-	}
-	held := func(t reflect.Type, name string) bool {
-		switch t {
-		case reflect.TypeFor[*ebpf.Program]():
-			return spec.Programs[name] != nil
-		case reflect.TypeFor[*ebpf.Map]():
-			return spec.Maps[name] != nil
-		case reflect.TypeFor[*ebpf.Variable]():
-			return spec.Variables[name] != nil
-		}
-		return true // cilium/ebpf says what is wrong with it
-	}
-	// The fields to load, in a struct of their own that cilium/ebpf
-	// assigns; the others stay nil.
-	var kept []reflect.Value
-	var sf []reflect.StructField
-	names := map[string]bool{}
-	for _, f := range fields {
-		if !held(f.value.Type(), f.tag) {
-			f.value.SetZero()
-			continue
-		}
-		kept = append(kept, f.value)
-		name := f.name // as the caller knows it, in cilium/ebpf's errors
-		if names[name] || name == "" {
-			name = fmt.Sprintf("F%d%s", len(sf), name)
-		}
-		names[name] = true
-		sf = append(sf, reflect.StructField{
-			Name: name,
-			Type: f.value.Type(),
-			Tag:  reflect.StructTag(`ebpf:` + strconv.Quote(f.tag)),
-		})
-	}
-	sub := reflect.New(reflect.StructOf(sf))
-	if err := spec.LoadAndAssign(sub.Interface(), opts); err != nil {
-		return nil, err
-	}
-	for i, v := range kept {
-		v.Set(sub.Elem().Field(i))
-	}
-	return removed, nil
-}
-
-// taggedField is a settable field of the struct LoadAndAssign fills, with
-// its ebpf tag.
-type taggedField struct {
-	name  string // the field's name, for cilium/ebpf's errors; "" if unexported
-	value reflect.Value
-	tag   string
-}
-
-// taggedFields lists the fields of the struct to points to that carry an
-// ebpf tag, in the structs it embeds or points to too, as
-// ebpf.CollectionSpec.LoadAndAssign finds them.
-func taggedFields(to any) ([]taggedField, error) {
-	v := reflect.ValueOf(to)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%T is not a non-nil pointer to a struct", to)
-	}
-	var out []taggedField
-	var walk func(v reflect.Value, depth int) error
-	walk = func(v reflect.Value, depth int) error {
-		if depth > 16 {
-			return fmt.Errorf("%s: structs nested too deep", v.Type())
-		}
-		t := v.Type()
-		for i := range t.NumField() {
-			f, fv := t.Field(i), v.Field(i)
-			if tag := f.Tag.Get("ebpf"); tag != "" {
-				if !fv.CanSet() {
-					return fmt.Errorf("field %s: can't set value", f.Name)
-				}
-				name := f.Name
-				if !f.IsExported() {
-					name = ""
-				}
-				out = append(out, taggedField{name, fv, tag})
-				continue
-			}
-			switch {
-			case f.Type.Kind() == reflect.Struct:
-				if err := walk(fv, depth+1); err != nil {
-					return err
-				}
-			case f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
-				if fv.IsNil() {
-					return fmt.Errorf("field %s: nil pointer to %s", f.Name, f.Type.Elem())
-				}
-				if err := walk(fv.Elem(), depth+1); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return out, walk(v.Elem(), 0)
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // TestPruneContents prunes cilium/ebpf's btf_map_init object, whose
@@ -36,7 +36,7 @@ func TestPruneContents(t *testing.T) {
 			e := payloadtest.Entries(t)[0]
 			e.Unloadable = []encode.Prediction{{
 				Object:  encode.Object{Name: "btf_map_init-el.elf", Programs: []string{"tail_1", "tail_main"}},
-				Program: tt.fails, Verdict: payload.VerdictFails, Kind: "prog_type",
+				Program: tt.fails, Verdict: vocab.Fails, Kind: "prog_type",
 				Reasons: []string{"as if the kernel lacked it"},
 			}}
 			sel, err := open(t, payloadtest.Encode(t, []encode.Entry{e}, nil)).Lookup(e.Key)

@@ -255,7 +255,7 @@ func (a *Assets) match(h host) (*assetEntry, error) {
 	}
 	var byDistro []payload.Entry
 	for _, id := range append([]string{key.Distro}, h.idLike...) {
-		byDistro = filterEntries(cands, func(k Key) bool { return strings.EqualFold(k.Distro, id) })
+		byDistro = filterEntries(cands, func(k Key) bool { return sameID(k.Distro, id) })
 		if len(byDistro) > 0 {
 			break
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
@@ -114,12 +116,16 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		opts.Warn(fmt.Errorf("%w; running without the cache", err))
 	}
 	opts.CacheDir = cacheDir
+	opts.Progress = newImportProgress(stderr, 30*time.Second).report
 	defer limitProcs(opts.Workers)()
 	setImportMemoryLimit()
 	res, err := corpus.Import(context.Background(), *out, fs.Args(), &opts)
 	if res != nil {
 		for _, e := range res.Skipped {
 			fmt.Fprintln(stderr, "btfembed corpus import: skipped:", safetext.Escape(fmt.Sprint(e)))
+		}
+		if opts.Key.Distro == "" && opts.Key.Version == "" {
+			printGuesses(stderr, res.Kernels)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 		modules := 0
@@ -137,6 +143,43 @@ func runCorpusImport(stdout, stderr io.Writer, args []string) error {
 		return errors.New("corpus import: no kernel imported")
 	}
 	return nil
+}
+
+// printGuesses says under which distribution and version each input's
+// kernels were put, and what told them: a guess (a directory taken for
+// the BTFHub layout, a banner read wrong) is then seen, not found later in
+// the corpus. The kernels of one input that share a guess, as those of a
+// corpus directory do, make one line.
+func printGuesses(w io.Writer, kernels []corpus.Imported) {
+	type guess struct{ input, distro, from string }
+	count := map[guess]int{}
+	var order []guess
+	for _, k := range kernels {
+		g := guess{k.Input, distroVersion(k.Key), k.KeyFrom}
+		if count[g] == 0 {
+			order = append(order, g)
+		}
+		count[g]++
+	}
+	for _, g := range order {
+		s := "guessed " + g.distro + " from " + g.from
+		if g.from == "" {
+			s = "no distribution or version: nothing told them (give -distro and -version)"
+		}
+		if n := count[g]; n > 1 {
+			s = plural.Count(n, "kernel") + ": " + s
+		}
+		fmt.Fprintf(w, "btfembed corpus import: %s: %s\n", safetext.Escape(g.input), safetext.Escape(s))
+	}
+}
+
+// distroVersion names a key's distribution and version ("debian 11").
+func distroVersion(k kernelkey.Key) string {
+	d, v := cmp.Or(k.Distro, "unknown distribution"), k.Version
+	if v == "" {
+		v = "(version unknown)"
+	}
+	return d + " " + v
 }
 
 func runCorpusList(stdout, stderr io.Writer, args []string) error {

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/pahole"
 )
 
 const testCorpus = "../../testdata/btfhub"
@@ -70,6 +76,72 @@ func TestCorpusImport(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), garbage) {
 		t.Errorf("strict import of a bad input: error %v, want one naming it", err)
 	}
+}
+
+// TestCorpusImportSays imports, with stderr no terminal as in CI, a -dbg
+// package of ten modules made of testdata C compiled with cc -g, and
+// Debian 11's image put under a nobtf/x86_64/ directory: stderr shows
+// the modules pahole makes as they go, and what told each input's
+// distribution (the banners, not the directories).
+func TestCorpusImportSays(t *testing.T) {
+	if _, err := pahole.Find(t.Context()); err != nil {
+		t.Skipf("no usable pahole: %v", err)
+	}
+	image := filepath.Join(t.TempDir(), "corpus", "nobtf", "x86_64", "vmlinuz-5.10.0-32-amd64")
+	if err := os.MkdirAll(filepath.Dir(image), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(kerneltest.SharedFile(t, "images", "vmlinuz-5.10.0-32-amd64"), image); err != nil {
+		t.Fatal(err)
+	}
+	const release = "6.99.0-9-dbgtest" // testdata/dwarf/vmlinux.c's banner
+	data := []extracttest.Section{{Name: "./usr/lib/debug/boot/vmlinux-" + release, Data: compileC(t, "vmlinux.c")}}
+	mod := compileC(t, "testmod.c")
+	for i := range 10 {
+		data = append(data, extracttest.Section{Name: fmt.Sprintf("./usr/lib/debug/lib/modules/%s/kernel/m%d.ko", release, i), Data: mod})
+	}
+	control := "Package: linux-image-" + release + "-dbg\nVersion: 6.99.1-1\nArchitecture: amd64\nDescription: test\n"
+	deb := filepath.Join(t.TempDir(), "linux-image-"+release+"-dbg_6.99.1-1_amd64.deb")
+	err := os.WriteFile(deb, extracttest.ArFile(
+		extracttest.Section{Name: "debian-binary", Data: []byte("2.0\n")},
+		extracttest.Section{Name: "control.tar.gz", Data: extracttest.TarGz(t, extracttest.Section{Name: "./control", Data: []byte(control)})},
+		extracttest.Section{Name: "data.tar.gz", Data: extracttest.TarGz(t, data...)},
+	), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := runCorpus(&stdout, &stderr, []string{"import", "-o", t.TempDir(), deb, image}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	for _, want := range []string{
+		deb + ": 0/10 modules, ",
+		deb + ": 5/10 modules, ",
+		deb + ": 10/10 modules, ",
+		deb + ": guessed debian 12 from the kernel banner (+deb12)",
+		image + ": guessed debian 11 from the kernel banner (Debian 5.10.223-1: Debian 11 ships 5.10)",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// compileC compiles a C file of generator/corpus/testdata/dwarf with cc -g.
+func compileC(t *testing.T, name string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no cc to compile the DWARF test objects")
+	}
+	out := filepath.Join(t.TempDir(), name+".o")
+	if b, err := exec.Command("cc", "-g", "-O2", "-c", filepath.Join("..", "..", "generator", "corpus", "testdata", "dwarf", name), "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestCorpusUsage(t *testing.T) {

@@ -48,6 +48,7 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 	if err != nil {
 		return err
 	}
+	res.Report.PayloadBytes = len(data) // for the Go file's doc comment
 	o.payloadBytes += len(data)
 	var src bytes.Buffer
 	err = emit.Emit(&src, emit.Args{

@@ -161,3 +161,59 @@ func (p *lineProgress) Skipped(path string, err error) {
 }
 
 func (*lineProgress) stop() {}
+
+// importProgress prints how the long part of each import input goes
+// (corpus.ImportOptions.Progress: the modules pahole makes BTF of, minutes
+// for a debug package), so that a log, where no bar is drawn, shows the
+// import alive: a line when an input starts it, at each tenth of it, and
+// when interval has passed since the input's last line.
+type importProgress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	interval time.Duration
+	inputs   map[string]*inputProgress
+}
+
+// inputProgress is where one input is.
+type inputProgress struct {
+	start, last time.Time
+	tenth       int // tenths done at the last line
+}
+
+func newImportProgress(w io.Writer, interval time.Duration) *importProgress {
+	return &importProgress{w: w, interval: interval, inputs: map[string]*inputProgress{}}
+}
+
+// report is a corpus.ImportOptions.Progress.
+func (p *importProgress) report(input string, done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	in := p.inputs[input]
+	if in == nil {
+		in = &inputProgress{start: now}
+		p.inputs[input] = in
+	}
+	tenth := 0
+	if total > 0 {
+		tenth = done * 10 / total
+	}
+	if done == 0 || done >= total || tenth > in.tenth || now.Sub(in.last) >= p.interval {
+		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(done, total, now.Sub(in.start)))
+		in.tenth, in.last = tenth, now
+	}
+	if done >= total {
+		delete(p.inputs, input)
+	}
+}
+
+// moduleProgress says how many modules are done, of how many, in how
+// long, and how long the rest should take.
+func moduleProgress(done, total int, elapsed time.Duration) string {
+	s := fmt.Sprintf("%d/%d modules, %s", done, total, elapsed.Round(time.Second))
+	if done > 0 && done < total {
+		eta := time.Duration(float64(total-done) / float64(done) * float64(elapsed))
+		s += fmt.Sprintf(", about %s left", eta.Round(time.Second))
+	}
+	return s
+}

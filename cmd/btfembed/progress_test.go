@@ -98,3 +98,39 @@ func (b *lockedBuffer) waitFor(t *testing.T, s string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestImportProgress: an import input's modules are reported at the start,
+// at each tenth and at the end, or at every call once the interval has
+// passed, with the input named and the time left.
+func TestImportProgress(t *testing.T) {
+	for _, tt := range []struct {
+		interval time.Duration
+		lines    int
+	}{
+		{time.Hour, 11}, // 0, 10, ..., 100 of 100
+		{0, 101},
+	} {
+		var out bytes.Buffer
+		p := newImportProgress(&out, tt.interval)
+		for done := range 101 {
+			p.report("linux-image-5.10.0-32-amd64-dbg.deb", done, 100)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != tt.lines {
+			t.Errorf("interval %v: %d lines, want %d:\n%s", tt.interval, len(lines), tt.lines, out.String())
+			continue
+		}
+		for i, want := range map[int]string{
+			0:              "btfembed corpus import: linux-image-5.10.0-32-amd64-dbg.deb: 0/100 modules, 0s",
+			len(lines) / 2: "/100 modules, ",
+			len(lines) - 1: "btfembed corpus import: linux-image-5.10.0-32-amd64-dbg.deb: 100/100 modules, ",
+		} {
+			if !strings.HasPrefix(lines[i], want) && !strings.Contains(lines[i], want) {
+				t.Errorf("interval %v: line %d is %q, want %q", tt.interval, i, lines[i], want)
+			}
+		}
+		if !strings.Contains(lines[len(lines)/2], "left") {
+			t.Errorf("interval %v: %q says no time left", tt.interval, lines[len(lines)/2])
+		}
+	}
+}

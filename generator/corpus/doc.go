@@ -57,9 +57,14 @@
 // summarizes a corpus without decoding it (an Entry per kernel, whose
 // Summary `btfembed corpus ls` prints; Entry.Read reads it in full);
 // Import with ImportOptions imports packages and images into an
-// ImportResult of Imported kernels; KernelPath and ModulesPath say where
-// a kernel and its modules go in the layout, for tools that write one
-// themselves. The errors let callers tell failures apart: ErrNoBTF (the
+// ImportResult of Imported kernels, each with its KeyFrom, what told its
+// distribution and version (a directory, a banner, a package version), so
+// that a caller shows the guess, and a wrong one is seen before it is in a
+// corpus; ImportOptions.Progress counts the modules of a kernel made from
+// DWARF, minutes of pahole for a debug package, which a caller shows where
+// nothing else would be printed for that long; KernelPath and ModulesPath
+// say where a kernel and its modules go in the layout, for tools that
+// write one themselves. The errors let callers tell failures apart: ErrNoBTF (the
 // file holds none), ErrUnknownFormat (not a form this package reads),
 // ErrNoBase (split BTF without its base), ErrIncompleteKey (the path or
 // flags do not give the kernel's distro, version, arch and release),

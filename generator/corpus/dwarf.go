@@ -14,7 +14,6 @@ import (
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/pahole"
 	"github.com/btfembed/btfembed/internal/pathelem"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // dwarfInput is a kernel whose BTF pahole makes from DWARF: its files
@@ -31,10 +30,10 @@ type dwarfInput struct {
 	// Key is what the container and the source's path tell (a package's
 	// release and distribution). The vmlinux's ELF machine and banner
 	// fill the parts it leaves empty; ImportOptions.Key overrides all.
-	Key kernelkey.Key
+	Key told
 	// Fallback gives the parts neither Key nor the banner tell (the
 	// distribution a package's version suggests).
-	Fallback kernelkey.Key
+	Fallback told
 }
 
 // dwarfModule is one module file of a dwarfInput.
@@ -127,7 +126,7 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	if err != nil {
 		return fail(err)
 	}
-	kv := pahole.ParseKernelRelease(key.Release)
+	kv := pahole.ParseKernelRelease(key.key.Release)
 	vmlinux, err := tool.Encode(ctx, pahole.Job{ELF: in.VMLinux, Kernel: kv})
 	if err != nil {
 		return fail(err)
@@ -136,7 +135,8 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	if err != nil {
 		return fail(err)
 	}
-	k := &Kernel{Key: key, Path: path, VMLinux: vmlinux}
+	k := &Kernel{Path: path, VMLinux: vmlinux}
+	k.setKey(key)
 	if len(in.Modules) == 0 || opts != nil && opts.NoModules {
 		return k, nil, nil
 	}
@@ -150,16 +150,19 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 	slices.SortFunc(mods, func(a, b dwarfModule) int { return strings.Compare(a.Member, b.Member) })
 	btfs := make([][]byte, len(mods))
 	errs := make([]error, len(mods))
+	moduleDone := opts.progress(source, len(mods))
 	sem := make(chan struct{}, opts.workers())
 	var wg sync.WaitGroup
 	for i, m := range mods {
 		if errs[i] = pathelem.Validate(m.Name); errs[i] != nil {
+			moduleDone()
 			continue
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer moduleDone()
 			btfs[i], errs[i] = tool.Encode(ctx, pahole.Job{ELF: m.File, Kernel: kv, BaseFile: baseFile, Base: base})
 			if errs[i] == nil {
 				errs[i] = checkModule(btfs[i], base)
@@ -191,36 +194,36 @@ func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *
 // dwarfKey completes a DWARF input's key from its vmlinux: the ELF
 // machine (EM_386 is i386, as BTFHub names it) and the banner's release
 // and distribution; the options' key overrides.
-func dwarfKey(in *dwarfInput, opts *ImportOptions) (kernelkey.Key, error) {
+func dwarfKey(in *dwarfInput, opts *ImportOptions) (told, error) {
 	f, err := os.Open(in.VMLinux)
 	if err != nil {
-		return kernelkey.Key{}, err
+		return told{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return kernelkey.Key{}, err
+		return told{}, err
 	}
 	e, err := extract.InspectELF(f)
 	if err != nil {
-		return kernelkey.Key{}, err
+		return told{}, err
 	}
 	if !e.HasDWARF {
-		return kernelkey.Key{}, fmt.Errorf("%w: ELF without DWARF (.debug_info) nor .BTF: nothing to make BTF from", ErrNoBTF)
+		return told{}, fmt.Errorf("%w: ELF without DWARF (.debug_info) nor .BTF: nothing to make BTF from", ErrNoBTF)
 	}
 	key := in.Key
-	if key.Arch == "" {
-		key.Arch = e.Arch
+	if key.key.Arch == "" {
+		key.key.Arch = e.Arch
 	}
 	if b, ok := extract.FindBannerFile(f, st.Size()); ok {
-		key = completeKey(key, kernelkey.Key{Release: b.Release, Distro: b.Distro, Version: b.Version})
+		key = key.or(bannerTold("", b))
 	}
-	key = completeKey(key, in.Fallback)
+	key = key.or(in.Fallback)
 	if opts != nil {
-		key = overrideKey(key, opts.Key)
+		key = key.override(opts.Key)
 	}
-	if key.Arch == "" || key.Release == "" {
-		return kernelkey.Key{}, fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)
+	if key.key.Arch == "" || key.key.Release == "" {
+		return told{}, fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)
 	}
 	return key, nil
 }

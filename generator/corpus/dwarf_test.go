@@ -66,11 +66,35 @@ func encodeRuns(t *testing.T, log string) int {
 // compileDWARF builds testdata/dwarf/<name>.c with cc -g.
 func compileDWARF(t *testing.T, name string) []byte {
 	t.Helper()
+	return compileC(t, filepath.Join("testdata", "dwarf", name+".c"))
+}
+
+// compileDWARFBanner builds testdata/dwarf/vmlinux.c with cc -g, its
+// banner replaced by another kernel's (the text after "Linux version ").
+func compileDWARFBanner(t *testing.T, banner string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "dwarf", "vmlinux.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(src, []byte(`"Linux version `))
+	end := bytes.Index(src, []byte(`\n";`))
+	if start < 0 || end < start {
+		t.Fatal("testdata/dwarf/vmlinux.c: no banner")
+	}
+	c := filepath.Join(t.TempDir(), "vmlinux.c")
+	writeFile(t, c, slices.Concat(src[:start], []byte(strconv.Quote("Linux version "+banner+"\n")), src[end+len(`\n"`):]))
+	return compileC(t, c)
+}
+
+// compileC compiles a C file with cc -g.
+func compileC(t *testing.T, file string) []byte {
+	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no cc to compile the DWARF test objects")
 	}
-	out := filepath.Join(t.TempDir(), name+".o")
-	if b, err := exec.Command("cc", "-g", "-O2", "-c", filepath.Join("testdata", "dwarf", name+".c"), "-o", out).CombinedOutput(); err != nil {
+	out := filepath.Join(t.TempDir(), filepath.Base(file)+".o")
+	if b, err := exec.Command("cc", "-g", "-O2", "-c", file, "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, b)
 	}
 	b, err := os.ReadFile(out)
@@ -240,6 +264,49 @@ func TestImportDebugDebSmall(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("the cached import wrote other bytes than the first")
+	}
+}
+
+// debian11Banner is the banner of Debian 11's 5.10.0-32-amd64, as its
+// image in the shared corpus carries it: no +deb11 mark.
+const debian11Banner = "5.10.0-32-amd64 (debian-kernel@lists.debian.org) (gcc-10 (Debian 10.2.1-6) 10.2.1 20210110, GNU ld (GNU Binutils for Debian) 2.35.2) #1 SMP Debian 5.10.223-1 (2024-08-10)"
+
+// TestImportDebugDebDebian11 imports a -dbg package laid out as Debian
+// 11's linux-image-5.10.0-32-amd64-dbg, its vmlinux carrying that
+// kernel's banner: keyed debian 11 from the banner (once debian/unknown:
+// nothing in it or in the package version 5.10.223-1 was read as 11),
+// with Progress told of its modules from 0 to all.
+func TestImportDebugDebDebian11(t *testing.T) {
+	needPahole(t)
+	const release = "5.10.0-32-amd64"
+	control := "Package: linux-image-" + release + "-dbg\nVersion: 5.10.223-1\nArchitecture: amd64\nDescription: test\n"
+	mod := compileDWARF(t, "testmod")
+	deb := filepath.Join(t.TempDir(), "linux-image-"+release+"-dbg_5.10.223-1_amd64.deb")
+	writeFile(t, deb, extracttest.ArFile(
+		extracttest.Section{Name: "debian-binary", Data: []byte("2.0\n")},
+		extracttest.Section{Name: "control.tar.gz", Data: extracttest.TarGz(t, extracttest.Section{Name: "./control", Data: []byte(control)})},
+		extracttest.Section{Name: "data.tar.gz", Data: extracttest.TarGz(t,
+			extracttest.Section{Name: "./usr/lib/debug/boot/vmlinux-" + release, Data: compileDWARFBanner(t, debian11Banner)},
+			extracttest.Section{Name: "./usr/lib/debug/lib/modules/" + release + "/kernel/drivers/a.ko", Data: mod},
+			extracttest.Section{Name: "./usr/lib/debug/lib/modules/" + release + "/kernel/drivers/b.ko", Data: mod},
+		)},
+	))
+	var progress []string
+	opts := &ImportOptions{Progress: func(input string, done, total int) {
+		progress = append(progress, fmt.Sprintf("%s %d/%d", filepath.Base(input), done, total))
+	}}
+	res, err := Import(t.Context(), t.TempDir(), []string{deb}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kernelkey.Key{Arch: "x86_64", Release: release, Distro: "debian", Version: "11"}
+	const from = "the kernel banner (Debian 5.10.223-1: Debian 11 ships 5.10)"
+	if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].KeyFrom != from {
+		t.Fatalf("imported %+v, skipped %v; want %v from %q", res.Kernels, res.Skipped, want, from)
+	}
+	name := filepath.Base(deb)
+	if wantProgress := []string{name + " 0/2", name + " 1/2", name + " 2/2"}; !slices.Equal(progress, wantProgress) {
+		t.Errorf("progress %q, want %q", progress, wantProgress)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // dwarfCacheVersion changes when what importDWARF makes from the same
 // input and pahole changes (the flag table, the entry's layout).
-const dwarfCacheVersion = "dwarf kernel 1"
+const dwarfCacheVersion = "dwarf kernel 2"
 
 // dwarfCache is the cache entry of one importDWARF source. Its zero value
 // (no cache, or a cache that could not be opened) misses and stores
@@ -44,7 +44,7 @@ func openDWARFCache(source string, tool *pahole.Tool, opts *ImportOptions) dwarf
 		opts.warn(fmt.Errorf("cache: %s: %w", source, err))
 		return dc
 	}
-	path := inputKey(source)
+	path := inputKey(source).key
 	noModules := []byte{0}
 	if opts.NoModules {
 		noModules[0] = 1
@@ -62,6 +62,7 @@ func openDWARFCache(source string, tool *pahole.Tool, opts *ImportOptions) dwarf
 // the entry serves the same contents wherever they are.
 type cachedDWARF struct {
 	Key     kernelkey.Key
+	KeyFrom string
 	Member  string
 	VMLinux []byte
 	Modules []cachedDWARFModule
@@ -107,7 +108,7 @@ func (dc dwarfCache) decode(data []byte) (*Kernel, []error, error) {
 	if base.NextID() == base.FirstID() {
 		return nil, nil, fmt.Errorf("%w: no types", ErrNoBTF)
 	}
-	k := &Kernel{Key: e.Key, Path: memberPath(dc.source, e.Member), VMLinux: e.VMLinux}
+	k := &Kernel{Key: e.Key, keyFrom: e.KeyFrom, Path: memberPath(dc.source, e.Member), VMLinux: e.VMLinux}
 	for _, m := range e.Modules {
 		if err := checkModule(m.BTF, base); err != nil {
 			return nil, nil, fmt.Errorf("module %s: %w", m.Name, err)
@@ -126,7 +127,7 @@ func (dc dwarfCache) put(k *Kernel, skipped []error) {
 	if dc.c == nil {
 		return
 	}
-	e := cachedDWARF{Key: k.Key, Member: dc.member(k.Path), VMLinux: k.VMLinux}
+	e := cachedDWARF{Key: k.Key, KeyFrom: k.keyFrom, Member: dc.member(k.Path), VMLinux: k.VMLinux}
 	for _, m := range k.Modules {
 		e.Modules = append(e.Modules, cachedDWARFModule{Name: m.Name, Member: dc.member(m.Path), BTF: m.BTF})
 	}

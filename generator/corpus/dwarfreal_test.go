@@ -125,17 +125,13 @@ func typeCount(t *testing.T, raw []byte) int {
 }
 
 // TestImportDWARFVMLinux imports the shared corpus's kernel built without
-// BTF from its compressed DWARF vmlinux: the BTF has the 57-60k types
-// pahole makes for it, its named types are those of a direct pahole run,
-// and a second import is served by the cache.
+// BTF from its compressed DWARF vmlinux, where it is: the BTF has the
+// 57-60k types pahole makes for it, its named types are those of a direct
+// pahole run, a second import is served by the cache, and the key comes
+// from the banner, not from nobtf/x86_64/ taken for <version>/<arch>.
 func TestImportDWARFVMLinux(t *testing.T) {
-	xzFile := nobtfVMLinuxXZ(t)
+	in := nobtfVMLinuxXZ(t)
 	log := countingPahole(t)
-	// A link outside the corpus tree: the path tells only the release.
-	in := filepath.Join(t.TempDir(), "vmlinux-6.1.176.xz")
-	if err := os.Symlink(xzFile, in); err != nil {
-		t.Fatal(err)
-	}
 	opts := &ImportOptions{CacheDir: t.TempDir()}
 	var first []byte
 	for run := range 2 {
@@ -144,8 +140,8 @@ func TestImportDWARFVMLinux(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != nobtfKey {
-			t.Fatalf("run %d: imported %+v, skipped %v; want %v", run, res.Kernels, res.Skipped, nobtfKey)
+		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != nobtfKey || res.Kernels[0].KeyFrom != "the kernel banner (+deb12)" {
+			t.Fatalf("run %d: imported %+v, skipped %v; want %v from its banner", run, res.Kernels, res.Skipped, nobtfKey)
 		}
 		k := readBack(t, out)[nobtfKey]
 		if run == 0 {
@@ -163,7 +159,7 @@ func TestImportDWARFVMLinux(t *testing.T) {
 		t.Errorf("%d types, want 57-60k (../shared/corpus/README.md)", n)
 	}
 	vmlinux := filepath.Join(t.TempDir(), "vmlinux")
-	unxzFile(t, xzFile, vmlinux)
+	unxzFile(t, in, vmlinux)
 	got, want := namedLayouts(t, first), namedLayouts(t, runPahole(t, vmlinux))
 	if d := append(diffLayouts(got, want), diffLayouts(want, got)...); len(d) > 0 {
 		t.Errorf("named types differ from a direct pahole run:\n%s", d)
@@ -205,5 +201,65 @@ func TestImportDebugDebReal(t *testing.T) {
 	k := readBack(t, out)[nobtfKey]
 	if n := typeCount(t, k.VMLinux); n < 57000 || n > 60000 {
 		t.Errorf("%d types, want 57-60k", n)
+	}
+}
+
+// signedEnums counts the enums of raw BTF, and those marked signed (the
+// kind_flag of BTF_KIND_ENUM, which kernels before 6.0 refuse).
+func signedEnums(t *testing.T, raw []byte) (signed, enums int) {
+	t.Helper()
+	spec, err := btf.LoadSpecFromReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ := range spec.All() {
+		if e, ok := typ.(*btf.Enum); ok {
+			enums++
+			if e.Signed {
+				signed++
+			}
+		}
+	}
+	return signed, enums
+}
+
+// TestImportDWARFEnumSign: signed enums are what the kernel's own build
+// makes of its DWARF. Kernels before 6.0 refuse an ENUM with kind_flag
+// set ("Invalid btf_info kind_flag": btf_enum_check_meta until the enum64
+// series; a 5.15 kernel built with pahole 1.24 and without
+// --skip_encoding_btf_enum64 could not load its own modules), so their
+// build has pahole leave the sign out, and Debian 11's BTF has no signed
+// enum: its -1 values read 4294967295, and the BTF made for such a kernel
+// must say the same. From 6.0 the sign is kept, as pahole makes it.
+func TestImportDWARFEnumSign(t *testing.T) {
+	in := nobtfVMLinuxXZ(t)
+	deb11 := kerneltest.SharedArchive(t, "debian/11/x86_64/5.10.0-32-amd64")
+	if signed, enums := signedEnums(t, deb11.BTF); signed != 0 || enums != 1547 {
+		t.Fatalf("Debian 11's own BTF: %d of %d enums signed, want 0 of 1547", signed, enums)
+	}
+	vmlinux := filepath.Join(t.TempDir(), "vmlinux")
+	unxzFile(t, in, vmlinux)
+	direct, _ := signedEnums(t, runPahole(t, vmlinux))
+	if direct == 0 {
+		t.Fatal("a direct pahole run made no signed enum: nothing to tell apart")
+	}
+	for _, tt := range []struct {
+		release string
+		signed  int
+	}{
+		{nobtfKey.Release, direct},
+		{"5.10.0-32-amd64", 0}, // the same DWARF, as a kernel before 6.0
+	} {
+		res, err := Import(t.Context(), t.TempDir(), []string{in}, &ImportOptions{Strict: true, Key: kernelkey.Key{Release: tt.release}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := ReadBTF(res.Kernels[0].File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if signed, enums := signedEnums(t, k.BTF); signed != tt.signed {
+			t.Errorf("%s: %d of %d enums signed, want %d", tt.release, signed, enums, tt.signed)
+		}
 	}
 }

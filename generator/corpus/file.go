@@ -27,6 +27,8 @@ type File struct {
 	// layout, a release in the name, the running kernel for
 	// /sys/kernel/btf/vmlinux), which wins. Parts nothing tells are empty.
 	Key kernelkey.Key
+
+	keyFrom string // what told Key's distribution and version (told.from)
 }
 
 // ReadBTF reads the BTF of one file, whatever form this package
@@ -55,7 +57,7 @@ func ParseBTF(path string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.Key = completeKey(inputKey(path), f.Key)
+	f.Key = inputKey(path).or(told{f.Key, f.keyFrom}).key
 	return f, nil
 }
 
@@ -97,7 +99,8 @@ func fileBTF(data []byte) (*File, error) {
 			return nil, err
 		}
 		b, _ := extract.FindBanner(data)
-		return &File{BTF: e.BTF, Base: e.Base, Key: extract.ImageBTF{Arch: e.Arch, Banner: b}.Key()}, nil
+		t := bannerTold(e.Arch, b)
+		return &File{BTF: e.BTF, Base: e.Base, Key: t.key, keyFrom: t.from}, nil
 	case extract.IsRawBTF(data):
 		btf, err := extract.RawBTFFile(data)
 		if err != nil {
@@ -109,5 +112,6 @@ func fileBTF(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{BTF: img.BTF, Key: img.Key()}, nil
+	t := bannerTold(img.Arch, img.Banner)
+	return &File{BTF: img.BTF, Key: t.key, keyFrom: t.from}, nil
 }

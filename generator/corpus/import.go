@@ -50,11 +50,34 @@ type ImportOptions struct {
 	// Warn, if set, is told of problems that do not fail the import (a
 	// cache that cannot be read or written).
 	Warn func(error)
+	// Progress, if set, is told how the long part of an input goes: the
+	// modules of a kernel made from DWARF (a debug package has thousands,
+	// minutes of pahole), as done of total, from 0 when the vmlinux is
+	// made to total. Calls for one input come one at a time; calls for
+	// different inputs may come at once.
+	Progress func(input string, done, total int)
 }
 
 func (o *ImportOptions) warn(err error) {
 	if o != nil && o.Warn != nil {
 		o.Warn(err)
+	}
+}
+
+// progress returns the function that counts the modules of input, which
+// tells Progress; it is safe for concurrent use.
+func (o *ImportOptions) progress(input string, total int) func() {
+	if o == nil || o.Progress == nil {
+		return func() {}
+	}
+	var mu sync.Mutex
+	done := 0
+	o.Progress(input, 0, total)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		o.Progress(input, done, total)
 	}
 }
 
@@ -67,7 +90,12 @@ func (o *ImportOptions) workers() int {
 
 // Imported describes one kernel written by Import.
 type Imported struct {
-	Key     kernelkey.Key
+	Key kernelkey.Key
+	// KeyFrom names what told Key's distribution and version, which are
+	// a guess unless flags gave them: "its BTFHub path", "the kernel
+	// banner (+deb12)", "the package version (6.12.118-1~deb12u1)",
+	// "/etc/os-release", "-distro/-version"; "" when nothing told them.
+	KeyFrom string
 	Input   string // the input it came from
 	File    string // the corpus file written
 	Bytes   int    // raw vmlinux BTF bytes
@@ -128,7 +156,7 @@ func Import(ctx context.Context, dir string, inputs []string, opts *ImportOption
 				return
 			}
 			mu.Lock()
-			res.Kernels = append(res.Kernels, Imported{Key: k.Key, Input: input, File: file, Bytes: len(k.VMLinux), Modules: len(k.Modules)})
+			res.Kernels = append(res.Kernels, Imported{Key: k.Key, KeyFrom: k.keyFrom, Input: input, File: file, Bytes: len(k.VMLinux), Modules: len(k.Modules)})
 			mu.Unlock()
 			return
 		}
@@ -198,7 +226,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		ropts := &Options{Workers: opts.workers(), NoModules: opts != nil && opts.NoModules}
 		for k, err := range Read(ctx, []string{in}, ropts) {
 			if k != nil {
-				k.Key = overrideKey(k.Key, over)
+				k.setKey(k.told().override(over))
 			}
 			emit(k, err)
 		}
@@ -245,8 +273,8 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 		emit(nil, &KernelError{Path: in, Err: err})
 		return
 	}
-	k := &Kernel{Path: in, Key: completeKey(inputKey(in), file.Key), VMLinux: file.BTF}
-	k.Key = overrideKey(k.Key, over)
+	k := &Kernel{Path: in, VMLinux: file.BTF}
+	k.setKey(inputKey(in).or(told{file.Key, file.keyFrom}).override(over))
 	if k.Key.Arch == "" || k.Key.Release == "" {
 		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)})
 		return
@@ -254,31 +282,26 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	emit(k, nil)
 }
 
-// inputKey is what an input's path tells of its key: the corpus layout
-// around it, a release in the file name (vmlinuz-<release>, <release>.btf),
-// and for /sys/kernel/btf/vmlinux the running system.
-func inputKey(in string) kernelkey.Key {
+// inputKey is what an input's path tells of its key: the BTFHub layout
+// around it (pathKey), a release in the file name (vmlinuz-<release>,
+// <release>.btf), and for /sys/kernel/btf/vmlinux the running system.
+func inputKey(in string) told {
 	if filepath.Clean(in) == sysVMLinux {
 		return hostKey("/")
 	}
-	name := filepath.Base(in)
-	if kind, rel, ok := kernelFile(name); ok {
-		if kind == kindImage && extract.FormatFromExt(rel) != extract.FormatNone {
-			rel = strings.TrimSuffix(rel, filepath.Ext(rel)) // vmlinux-<release>.xz
-		}
-		return pathKey(in, rel)
+	kind, rel, ok := kernelFile(filepath.Base(in))
+	if !ok {
+		return told{}
 	}
-	for _, s := range []string{".btf.xz", ".btf.zst", ".btf.gz", ".btf"} {
-		if rel, ok := strings.CutSuffix(name, s); ok {
-			return pathKey(in, rel)
-		}
+	if kind == kindImage && extract.FormatFromExt(rel) != extract.FormatNone {
+		rel = strings.TrimSuffix(rel, filepath.Ext(rel)) // vmlinux-<release>.xz
 	}
-	return pathKey(in, "")
+	return toldBy(pathKey(in, kind, rel), fromPath)
 }
 
 // hostKey is the key of the running kernel: uname's release and machine,
 // and ID and VERSION_ID from <root>/etc/os-release.
-func hostKey(root string) kernelkey.Key {
+func hostKey(root string) told {
 	var k kernelkey.Key
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -286,7 +309,7 @@ func hostKey(root string) kernelkey.Key {
 		k.Arch, _ = kernelkey.NormalizeArch(unix.ByteSliceToString(u.Machine[:]))
 	}
 	k.Distro, k.Version = osRelease(filepath.Join(root, "etc/os-release"))
-	return k
+	return toldBy(k, fromOSRelease)
 }
 
 // osRelease reads ID and VERSION_ID from an os-release(5) file, or
@@ -323,14 +346,15 @@ func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, 
 		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", ErrNoBTF)})
 	}
 	arch, _ := kernelkey.NormalizeArch(c.Control.Architecture)
-	key := func(img fromPackage[extract.PackageImage]) kernelkey.Key {
-		k := completeKey(kernelkey.Key{Arch: arch, Release: img.item.Release}, img.item.Image.Key())
-		if k.Distro == "" && k.Version == "" {
-			k.Distro, k.Version = debDistro(c.Control)
-		}
-		return k
+	key := func(img fromPackage[extract.PackageImage]) told {
+		return told{key: kernelkey.Key{Arch: arch, Release: img.item.Release}}.
+			or(bannerTold(img.item.Image.Arch, img.item.Image.Banner)).
+			or(debDistro(c.Control))
 	}
-	packageKernels(sourced(in, c.Images), sourced(in, c.Modules), key, over, opts, emit)
+	debugPackage := func(release string) string {
+		return "linux-image-" + release + "-dbg (Ubuntu: linux-image-unsigned-" + release + "-dbgsym)"
+	}
+	packageKernels(sourced(in, c.Images), sourced(in, c.Modules), key, debugPackage, over, opts, emit)
 }
 
 // fromPackage is an image or module with the package file it came from.
@@ -351,9 +375,10 @@ func sourced[T any](file string, items []T) []fromPackage[T] {
 // packageKernels makes a kernel of each image of a package, or of the
 // packages of one kernel build, with the modules of its release, and
 // reports the modules no image of their release came with. key tells an
-// image's key before the flags override it.
-func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPackage[extract.PackageModule], key func(fromPackage[extract.PackageImage]) kernelkey.Key,
-	over kernelkey.Key, opts *ImportOptions, emit func(*Kernel, error)) {
+// image's key before the flags override it; debugPackage names the
+// package that has the DWARF of a release, for an image without BTF.
+func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPackage[extract.PackageModule], key func(fromPackage[extract.PackageImage]) told,
+	debugPackage func(release string) string, over kernelkey.Key, opts *ImportOptions, emit func(*Kernel, error)) {
 	byRelease := map[string][]fromPackage[extract.PackageModule]{}
 	for _, m := range mods {
 		byRelease[m.item.Release] = append(byRelease[m.item.Release], m)
@@ -362,10 +387,11 @@ func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPacka
 		return cmp.Or(strings.Compare(a.file, b.file), strings.Compare(a.item.Path, b.item.Path))
 	})
 	seen := map[string][]byte{} // release -> BTF
+	var failed []fromPackage[extract.PackageImage]
 	for _, img := range images {
 		member := img.file + ":" + img.item.Path
 		if img.item.Err != nil {
-			emit(nil, &KernelError{Path: member, Err: img.item.Err})
+			failed = append(failed, img)
 			continue
 		}
 		if prev, ok := seen[img.item.Release]; ok {
@@ -383,13 +409,21 @@ func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPacka
 		}
 		seen[img.item.Release] = img.item.Image.BTF
 		k := &Kernel{Path: member, VMLinux: img.item.Image.BTF}
-		k.Key = overrideKey(key(img), over)
+		k.setKey(key(img).override(over))
 		if opts == nil || !opts.NoModules {
 			mods := byRelease[img.item.Release]
 			delete(byRelease, img.item.Release)
 			k.Modules = packageModules(mods, base, opts.workers(), emit)
 		}
 		emit(k, nil)
+	}
+	// An image that cannot be read takes the modules of its release with
+	// it, in one error: they have no kernel to be split over, but it is
+	// there, and "no kernel image" would send the user looking for one.
+	for _, img := range failed {
+		mods := byRelease[img.item.Release]
+		delete(byRelease, img.item.Release)
+		emit(nil, &KernelError{Path: img.file + ":" + img.item.Path, Err: imageError(img.item.Err, len(mods), debugPackage(img.item.Release))})
 	}
 	for _, rel := range slices.Sorted(maps.Keys(byRelease)) {
 		mods := byRelease[rel]
@@ -398,14 +432,28 @@ func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPacka
 	}
 }
 
+// imageError is the error of a package's kernel image that could not be
+// read, with the number of modules of its release left out with it. An
+// image without BTF is no corrupt file: it says where its kernel's BTF is
+// to be had, the debug package's DWARF.
+func imageError(err error, modules int, debugPackage string) error {
+	if errors.Is(err, ErrNoBTF) {
+		err = fmt.Errorf("%w in the kernel image (built without CONFIG_DEBUG_INFO_BTF): import its debug package %s instead, whose DWARF pahole makes into BTF, modules included", ErrNoBTF, debugPackage)
+	}
+	if modules > 0 {
+		err = fmt.Errorf("%w; its %d modules in this package are left out", err, modules)
+	}
+	return err
+}
+
 // debDistro guesses the distribution from a package's version
 // ("6.12.118-1~deb12u1" is Debian 12).
-func debDistro(c extract.DebControl) (string, string) {
+func debDistro(c extract.DebControl) told {
 	b := extract.ParseBanner(c.Package + " " + c.Version)
 	if b.Version == "" {
-		return "", ""
+		return told{}
 	}
-	return b.Distro, b.Version
+	return told{kernelkey.Key{Distro: b.Distro, Version: b.Version}, "the package version (" + c.Version + ")"}
 }
 
 // packageModules validates a kernel's modules over its vmlinux, in

@@ -318,3 +318,80 @@ func TestImportDebSynthetic(t *testing.T) {
 		t.Fatalf("read back %+v", k)
 	}
 }
+
+// TestImportKeyFrom imports real kernels from where a user keeps them and
+// checks the key each gets and what import says told its distribution:
+// the directories only in the BTFHub layout (a Debian 12 image under
+// nobtf/x86_64/ was keyed distro "corpus", version "nobtf"), Debian 11's
+// banner for its release (once debian/unknown), the layout for a BTFHub
+// archive, and nothing for an archive outside the layout.
+func TestImportKeyFrom(t *testing.T) {
+	shared := kerneltest.SharedCorpus(t)
+	image := func(release string) string { return filepath.Join(shared, "images", "vmlinuz-"+release) }
+	deb11 := kernelkey.Key{Arch: "x86_64", Release: "5.10.0-32-amd64", Distro: "debian", Version: "11"}
+	archive11 := filepath.Join(shared, "btfhub", "debian", "11", "x86_64", deb11.Release+".btf.tar.xz")
+	undistro := func(k kernelkey.Key) kernelkey.Key { k.Distro, k.Version = "", ""; return k }
+	for _, tt := range []struct {
+		name, src, at string // at: where the input is put, under a temporary directory
+		want          kernelkey.Key
+		from          string
+	}{
+		{"image under nobtf/x86_64", image("6.1.0-47-amd64"), "corpus/nobtf/x86_64/vmlinuz-6.1.0-47-amd64", testKernels[1].key, "the kernel banner (+deb12)"},
+		{"Debian 11 image", image(deb11.Release), "images/vmlinuz-" + deb11.Release, deb11, "the kernel banner (Debian 5.10.223-1: Debian 11 ships 5.10)"},
+		{"archive in the layout", archive11, "btfhub/debian/11/x86_64/" + deb11.Release + ".btf.tar.xz", deb11, fromPath},
+		{"archive under nobtf/x86_64", archive11, "corpus/nobtf/x86_64/" + deb11.Release + ".btf.tar.xz", undistro(deb11), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), filepath.FromSlash(tt.at))
+			copyFile(t, tt.src, in)
+			res, err := Import(t.Context(), t.TempDir(), []string{in}, &ImportOptions{Strict: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Kernels) != 1 || res.Kernels[0].Key != tt.want || res.Kernels[0].KeyFrom != tt.from {
+				t.Fatalf("imported %+v, want %v from %q", res.Kernels, tt.want, tt.from)
+			}
+		})
+	}
+}
+
+// TestImportDebWithoutBTF imports a kernel package whose image is the
+// shared corpus's kernel built without BTF, with modules without BTF as
+// such a build has: one error says so and names the debug package to
+// import instead, and the modules are not reported as having no kernel
+// image, which the package has.
+func TestImportDebWithoutBTF(t *testing.T) {
+	image, err := os.ReadFile(filepath.Join(kerneltest.SharedCorpus(t), "nobtf", "x86_64", "vmlinuz-6.1.176"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release = "6.1.176"
+	control := "Package: linux-image-" + release + "\nVersion: 6.1.176-1\nArchitecture: amd64\nDescription: the shared corpus's kernel without BTF\n"
+	data := []extracttest.Section{{Name: "./boot/vmlinuz-" + release, Data: image}}
+	for _, m := range []string{"fs/ext4/ext4.ko", "net/bridge/bridge.ko", "drivers/nvme/host/nvme.ko"} {
+		data = append(data, extracttest.Section{Name: "./lib/modules/" + release + "/kernel/" + m, Data: extracttest.MakeELF(elf.EM_X86_64)})
+	}
+	deb := filepath.Join(t.TempDir(), "linux-image-"+release+"_6.1.176-1_amd64.deb")
+	writeFile(t, deb, extracttest.ArFile(
+		extracttest.Section{Name: "debian-binary", Data: []byte("2.0\n")},
+		extracttest.Section{Name: "control.tar.gz", Data: extracttest.TarGz(t, extracttest.Section{Name: "./control", Data: []byte(control)})},
+		extracttest.Section{Name: "data.tar.gz", Data: extracttest.TarGz(t, data...)},
+	))
+	res, err := Import(t.Context(), t.TempDir(), []string{deb}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kernels) != 0 || len(res.Skipped) != 1 {
+		t.Fatalf("imported %+v, skipped %v; want one error", res.Kernels, res.Skipped)
+	}
+	err = res.Skipped[0]
+	var ke *KernelError
+	if !errors.As(err, &ke) || ke.Path != deb+":boot/vmlinuz-"+release || !errors.Is(err, ErrNoBTF) || errors.Is(err, ErrNoBase) {
+		t.Errorf("skipped %v, want ErrNoBTF naming the image", err)
+	}
+	for _, w := range []string{"linux-image-" + release + "-dbg", "its 3 modules"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}

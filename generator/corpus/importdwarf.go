@@ -39,13 +39,13 @@ func readDebugDeb(in, dir string, opts *ImportOptions) (*dwarfInput, error) {
 		return nil, err
 	}
 	arch, _ := kernelkey.NormalizeArch(d.Control.Architecture)
-	dv, err := dwarfPackage(in, d.VMLinux, d.Modules, func(release string) kernelkey.Key {
-		return kernelkey.Key{Arch: arch, Release: release}
+	dv, err := dwarfPackage(in, d.VMLinux, d.Modules, func(release string) told {
+		return told{key: kernelkey.Key{Arch: arch, Release: release}}
 	}, opts)
 	if err != nil {
 		return nil, err
 	}
-	dv.Fallback.Distro, dv.Fallback.Version = debDistro(d.Control)
+	dv.Fallback = debDistro(d.Control)
 	return dv, nil
 }
 
@@ -53,7 +53,7 @@ func readDebugDeb(in, dir string, opts *ImportOptions) (*dwarfInput, error) {
 // to disk: its one vmlinux (several must be of one release), keyed by
 // key, with the modules of that release; modules of another release are
 // warned about (ImportOptions.Warn).
-func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) kernelkey.Key, opts *ImportOptions) (*dwarfInput, error) {
+func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) told, opts *ImportOptions) (*dwarfInput, error) {
 	if len(vmlinux) == 0 {
 		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", ErrNoBTF)
 	}

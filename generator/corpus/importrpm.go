@@ -122,14 +122,11 @@ func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, em
 		}
 		return
 	}
-	key := func(img fromPackage[extract.PackageImage]) kernelkey.Key {
-		h := headers[img.file]
-		k := kernelkey.Key{Release: img.item.Release}
-		k.Arch, _ = kernelkey.NormalizeArch(h.Arch)
-		k.Distro, k.Version = extract.RPMDistro(h, img.item.Release)
-		return completeKey(k, img.item.Image.Key())
+	key := func(img fromPackage[extract.PackageImage]) told {
+		return rpmKey(headers[img.file], img.item.Release).or(bannerTold(img.item.Image.Arch, img.item.Image.Banner))
 	}
-	packageKernels(images, modules, key, over, opts, func(k *Kernel, err error) {
+	debugPackage := func(release string) string { return "kernel-debuginfo-" + release + ".rpm" }
+	packageKernels(images, modules, key, debugPackage, over, opts, func(k *Kernel, err error) {
 		in := group[0].file
 		if k != nil {
 			for _, p := range group {
@@ -174,10 +171,17 @@ func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*dwarfInput, e
 	if err != nil {
 		return nil, err
 	}
-	return dwarfPackage(p.file, vmlinux, modules, func(release string) kernelkey.Key {
-		k := kernelkey.Key{Release: release}
-		k.Arch, _ = kernelkey.NormalizeArch(p.header.Arch)
-		k.Distro, k.Version = extract.RPMDistro(p.header, release)
-		return k
+	return dwarfPackage(p.file, vmlinux, modules, func(release string) told {
+		return rpmKey(p.header, release)
 	}, opts)
+}
+
+// rpmKey is the key an RPM's header tells of the kernel of release: its
+// ARCH tag, and the distribution extract.RPMDistro reads.
+func rpmKey(h extract.RPMHeader, release string) told {
+	k := kernelkey.Key{Release: release}
+	k.Arch, _ = kernelkey.NormalizeArch(h.Arch)
+	var from string
+	k.Distro, k.Version, from = extract.RPMDistro(h, release)
+	return toldBy(k, "the package ("+from+")")
 }

@@ -27,9 +27,11 @@ type Kernel struct {
 	// a time (internal/btfload says why).
 	FullSpec *btf.Spec
 
-	// spec is the parse that checked VMLinux. Holding it keeps it for
-	// the generator's own parse of the same bytes, which rawbtf then
-	// answers without indexing them again.
+	// keyFrom names what told the key's distribution and version
+	// (told.from), for import to show.
+	keyFrom string
+	// spec is the parse that checked VMLinux, over which the modules
+	// are checked.
 	spec *btfSpec
 	// release gives the kernel's place back to Read (Options.Hold).
 	release func()

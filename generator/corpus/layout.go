@@ -55,11 +55,28 @@ func kernelFile(name string) (entryKind, string, bool) {
 	return 0, "", false
 }
 
-// pathKey reads a key from the directories above a corpus file:
-// .../<distro>/<version>/<arch>/<file>. The arch directory must have a
-// recognized name; distro and version are taken only above it.
-func pathKey(file, release string) kernelkey.Key {
+// pathKey reads a key from the path of a corpus file of the given kind,
+// named for release. Directory names are a weak witness (a vmlinux under
+// .../corpus/nobtf/x86_64/ was once keyed distro "corpus", version
+// "nobtf"), so they are read only where the path is the BTFHub layout,
+// whose files are raw BTF that tells nothing of its kernel:
+//
+//   - the file is BTF by its name (<release>.btf.tar.xz, <release>.btf,
+//     .btf.xz, .btf.zst, .btf.gz) and its directory is an architecture
+//     name: that is the arch;
+//   - and the two directories above are a version as distributions write
+//     VERSION_ID (starting with a digit: 12, 22.04, 15.3, 2023) and a
+//     distribution ID (os-release(5): lower-case letters, digits, ".",
+//     "_", "-"), or "unknown" as import writes either when nothing told
+//     it: those are the version and distro.
+//
+// A kernel image (vmlinux, vmlinuz-<release>) tells its own key, from its
+// banner and ELF machine, so its directories are never read.
+func pathKey(file string, kind entryKind, release string) kernelkey.Key {
 	k := kernelkey.Key{Release: release}
+	if kind == kindImage {
+		return k
+	}
 	dirs := strings.Split(filepath.ToSlash(filepath.Dir(filepath.Clean(file))), "/")
 	n := len(dirs)
 	arch, ok := kernelkey.NormalizeArch(dirs[n-1])
@@ -67,7 +84,7 @@ func pathKey(file, release string) kernelkey.Key {
 		return k
 	}
 	k.Arch = arch
-	if n >= 3 && dirs[n-2] != "" && dirs[n-3] != "" && dirs[n-3] != "." && dirs[n-3] != ".." {
+	if n >= 3 && isLayoutVersion(dirs[n-2]) && isLayoutDistro(dirs[n-3]) {
 		k.Version, k.Distro = dirs[n-2], dirs[n-3]
 		if k.Version == "unknown" {
 			k.Version = ""
@@ -77,6 +94,26 @@ func pathKey(file, release string) kernelkey.Key {
 		}
 	}
 	return k
+}
+
+// isLayoutVersion tells whether a directory name can be the <version> of
+// the layout: "unknown", or a VERSION_ID that starts with a digit.
+func isLayoutVersion(s string) bool {
+	return s == "unknown" || s != "" && s[0] >= '0' && s[0] <= '9'
+}
+
+// isLayoutDistro tells whether a directory name can be the <distro> of
+// the layout: an os-release(5) ID, which starts with a letter here.
+func isLayoutDistro(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // walkCorpus lists the kernels under the roots, sorted by key then path,
@@ -112,7 +149,7 @@ func walkCorpus(roots []string) []entry {
 			if !ok {
 				return nil
 			}
-			entries = append(entries, entry{path: p, kind: kind, key: pathKey(p, rel)})
+			entries = append(entries, entry{path: p, kind: kind, key: pathKey(p, kind, rel)})
 			return nil
 		})
 		if err != nil {
@@ -140,7 +177,7 @@ func walkCorpus(roots []string) []entry {
 		}
 	}
 	for dr, md := range modDirs {
-		key := pathKey(filepath.Join(dr.dir, dr.release), dr.release)
+		key := pathKey(filepath.Join(dr.dir, dr.release), kindBTFHub, dr.release)
 		if i, ok := byKey[key]; ok && key.Arch != "" {
 			entries[i].modulesDir = md
 			delete(byKey, key)

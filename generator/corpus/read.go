@@ -272,7 +272,7 @@ func readEntry(ctx context.Context, e entry, opts *Options) (*Kernel, []error) {
 // parsing it and completes its key from the file's contents; with full,
 // cilium/ebpf loads it too (Options.FullSpecs).
 func readKernelFile(e entry, full bool) (*Kernel, error) {
-	k := &Kernel{Key: e.key, Path: e.path}
+	k := &Kernel{Key: e.key, Path: e.path, keyFrom: toldBy(e.key, fromPath).from}
 	if full && e.kind == kindRaw && extract.FormatFromExt(filepath.Base(e.path)) == extract.FormatNone {
 		// On any error the file is read the usual way, which says what
 		// is wrong with it.
@@ -296,7 +296,7 @@ func readKernelFile(e entry, full bool) (*Kernel, error) {
 	if full && k.FullSpec == nil {
 		// Not an error here: the generator loads VMLinux again, and
 		// says why it fails.
-		k.FullSpec, _ = btfload.Spec(k.VMLinux)
+		k.FullSpec, _ = btfload.Spec(k.VMLinux, k.spec)
 	}
 	return k, nil
 }
@@ -315,7 +315,8 @@ func readVMLinux(k *Kernel, e entry) error {
 		// import accept the same files.
 		var f *File
 		if f, err = fileBTF(data); err == nil {
-			k.VMLinux, k.Key = f.BTF, completeKey(k.Key, f.Key)
+			k.VMLinux = f.BTF
+			k.setKey(k.told().or(told{f.Key, f.keyFrom}))
 		}
 	case kindRaw:
 		k.VMLinux, err = readRawBTF(filepath.Base(e.path), data)
@@ -323,13 +324,12 @@ func readVMLinux(k *Kernel, e entry) error {
 		var img extract.ImageBTF
 		img, err = extract.FindImageBTF(data)
 		k.VMLinux = img.BTF
-		k.Key = completeKey(k.Key, img.Key())
+		k.setKey(k.told().or(bannerTold(img.Arch, img.Banner)))
 	}
 	if err != nil {
 		return err
 	}
-	// Checked here, so that a bad kernel is reported with its file, at
-	// no cost to the generator, whose parse gets this one back.
+	// Checked here, so that a bad kernel is reported with its file.
 	k.spec, err = parseKernel(k.VMLinux)
 	return err
 }

@@ -9,12 +9,10 @@ import (
 
 type btfSpec = rawbtf.Spec
 
-// parseKernel validates a kernel's vmlinux BTF. The parse is shared: the
-// generator's parse of the same bytes, while the Kernel holds this one,
-// gets it back from rawbtf instead of indexing the blob again. Nothing
-// modifies a Kernel's VMLinux, as sharing requires.
+// parseKernel validates a kernel's vmlinux BTF; the index serves the
+// checks of its modules and cilium/ebpf's load of it (btfload.Spec).
 func parseKernel(vmlinux []byte) (*btfSpec, error) {
-	s, err := rawbtf.ParseShared(vmlinux)
+	s, err := rawbtf.Parse(vmlinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("parse BTF: %w", err)
 	}

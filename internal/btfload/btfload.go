@@ -37,21 +37,22 @@ import (
 )
 
 // Spec loads standalone raw BTF as btf.LoadSpecFromReader does, with one
-// copy of raw. raw is not retained.
-func Spec(raw []byte) (*btf.Spec, error) {
-	_, bo, err := rawbtf.ParseHeader(raw)
-	o, ok := bo.(order)
-	if err != nil || !ok || hasEmptyDatasec(raw) {
+// copy of raw. index is raw's rawbtf index, which says whether a data
+// section is empty, or nil: Spec then parses raw for it. raw is not
+// retained.
+func Spec(raw []byte, index *rawbtf.Spec) (*btf.Spec, error) {
+	if index == nil {
+		var err error
+		if index, err = rawbtf.Parse(raw, nil); err != nil {
+			// cilium/ebpf says why, the plain way.
+			return btf.LoadSpecFromReader(bytes.NewReader(raw))
+		}
+	}
+	o, ok := index.ByteOrder().(order)
+	if !ok || emptyDatasec(index) {
 		return btf.LoadSpecFromReader(bytes.NewReader(raw))
 	}
 	return btf.LoadSpecFromReader(newWrapper(bytes.NewReader(raw), int64(len(raw)), o))
-}
-
-// hasEmptyDatasec reports whether raw has a data section of size zero,
-// or does not parse (then cilium/ebpf says why, the plain way).
-func hasEmptyDatasec(raw []byte) bool {
-	s, err := rawbtf.Parse(raw, nil)
-	return err != nil || emptyDatasec(s)
 }
 
 // emptyDatasec reports whether s has a data section of size zero.

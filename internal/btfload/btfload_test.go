@@ -71,7 +71,7 @@ func TestSpecLoadsAsPlain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Spec(b.raw)
+			got, err := Spec(b.raw, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,11 @@ func TestSpecLoadsAsPlain(t *testing.T) {
 					break
 				}
 			}
-			switch empty := hasEmptyDatasec(b.raw); {
+			index, err := rawbtf.Parse(b.raw, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch empty := emptyDatasec(index); {
 			case empty && failed == nil:
 				t.Error("loaded the plain way, but the wrapper reads it as well")
 			case !empty && failed != nil:

@@ -25,8 +25,8 @@ const chunked = 10 << 20
 
 // File loads the raw BTF file at path (at most limit bytes, opened as
 // internal/regfile opens it) with cilium/ebpf, and returns the spec, the
-// file's bytes and their rawbtf index (rawbtf.ParseShared's, which
-// Parse and ParseShared of the same slice then get back). The bytes are
+// file's bytes and their rawbtf index, for the caller to pass on rather
+// than parse the bytes again. The bytes are
 // the buffer cilium/ebpf's loader read them into: the wrapper serves the
 // .BTF section straight from the file, and the ReadAt that fills the
 // whole section in one call shows where it lands. Spec copies bytes
@@ -66,7 +66,7 @@ func File(path string, limit int64) (*btf.Spec, []byte, *rawbtf.Spec, error) {
 		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	raw := w.whole
-	index, err := rawbtf.ParseShared(raw)
+	index, err := rawbtf.Parse(raw, nil)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -20,7 +20,7 @@ func FuzzSpec(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		want, wantErr := btf.LoadSpecFromReader(bytes.NewReader(raw))
-		got, err := Spec(raw)
+		got, err := Spec(raw, nil)
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("Spec: %v; btf.LoadSpecFromReader: %v", err, wantErr)
 		}

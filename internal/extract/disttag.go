@@ -27,17 +27,17 @@ var distTagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 
 // DistTag reads the distribution and its major version from the first
 // dist tag in a package or kernel release (or a banner, which starts with
-// the kernel release). Enterprise Linux ("el") is taken as
-// centos, the name BTFHub's freely downloadable RHEL rebuilds are kept
-// under; RPMDistro refines it with the package's vendor.
-func DistTag(release string) (distro, version string, ok bool) {
+// the kernel release), and returns the tag that told them (".el9_4"), or
+// three empty strings. Enterprise Linux ("el") is taken as centos, the
+// name BTFHub's freely downloadable RHEL rebuilds are kept under;
+// RPMDistro refines it with the package's vendor.
+func DistTag(release string) (distro, version, tag string) {
 	m := distTagRE().FindStringSubmatch(release)
 	if m == nil {
-		return "", "", false
+		return "", "", ""
 	}
-	tag := m[1]
 	for _, d := range distTags {
-		rest, ok := strings.CutPrefix(tag, d.prefix)
+		rest, ok := strings.CutPrefix(m[1], d.prefix)
 		if !ok {
 			continue
 		}
@@ -48,9 +48,9 @@ func DistTag(release string) (distro, version string, ok bool) {
 		if n == 0 || (d.suffix != "" && !strings.HasPrefix(rest[n:], d.suffix)) {
 			continue
 		}
-		return d.distro, rest[:n], true
+		return d.distro, rest[:n], m[0]
 	}
-	return "", "", false
+	return "", "", ""
 }
 
 // rpmVendors name the distribution of an Enterprise Linux package by its
@@ -64,20 +64,22 @@ var rpmVendors = []struct{ prefix, distro string }{
 // RPMDistro is the distribution and version of a kernel package: the dist
 // tag of its release (else of the kernel release found in it), with an
 // Enterprise Linux tag named by the vendor for Red Hat (rhel) and Oracle
-// (ol). Import's flags override it.
-func RPMDistro(h RPMHeader, kernelRelease string) (distro, version string) {
-	distro, version, ok := DistTag(h.Release)
-	if !ok {
-		if distro, version, ok = DistTag(kernelRelease); !ok {
-			return "", ""
+// (ol). from says what told them (".el9_4, vendor Red Hat, Inc."), or is
+// "" with them. Import's flags override it.
+func RPMDistro(h RPMHeader, kernelRelease string) (distro, version, from string) {
+	distro, version, from = DistTag(h.Release)
+	if from == "" {
+		if distro, version, from = DistTag(kernelRelease); from == "" {
+			return "", "", ""
 		}
 	}
 	if distro == "centos" {
 		for _, v := range rpmVendors {
 			if strings.HasPrefix(h.Vendor, v.prefix) {
 				distro = v.distro
+				from += ", vendor " + h.Vendor
 			}
 		}
 	}
-	return distro, version
+	return distro, version, from
 }

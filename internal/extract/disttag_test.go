@@ -25,7 +25,7 @@ func TestRPMDistro(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, v := RPMDistro(RPMHeader{Release: tt.release, Vendor: tt.vendor}, tt.rel)
+			d, v, _ := RPMDistro(RPMHeader{Release: tt.release, Vendor: tt.vendor}, tt.rel)
 			if d != tt.distro || v != tt.version {
 				t.Errorf("RPMDistro(%q, %q, %q) = %s/%s, want %s/%s", tt.release, tt.vendor, tt.rel, d, v, tt.distro, tt.version)
 			}

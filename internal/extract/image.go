@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ImageBTF is the vmlinux BTF found in a kernel image and what the image
@@ -15,11 +13,6 @@ type ImageBTF struct {
 	BTF    []byte
 	Arch   string // from the ELF machine or the image header, "" if unknown
 	Banner BannerInfo
-}
-
-// key is what the image tells of its kernel's key.
-func (img ImageBTF) Key() kernelkey.Key {
-	return kernelkey.Key{Arch: img.Arch, Release: img.Banner.Release, Distro: img.Banner.Distro, Version: img.Banner.Version}
 }
 
 // maxImageDepth bounds nested containers (an EFI zboot image holding a

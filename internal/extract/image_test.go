@@ -57,7 +57,7 @@ func TestFindImageBTFSynthetic(t *testing.T) {
 			if img.Arch != tt.arch {
 				t.Errorf("arch %q, want %q", img.Arch, tt.arch)
 			}
-			if tt.arch != "" && img.Banner != (BannerInfo{"6.99.0-7-test", "debian", "12"}) {
+			if tt.arch != "" && img.Banner != (BannerInfo{"6.99.0-7-test", "debian", "12", "+deb12"}) {
 				t.Errorf("banner %+v", img.Banner)
 			}
 		})

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"sort"
 	"sync"
 
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -167,12 +167,12 @@ func section[T any](p *Payload, l *lazy[T], ref blockRef, what string, bud *Budg
 }
 
 // blockOf is the index of the block that would hold key, -1 if none.
+//
+// Searches here use sort.Search, not slices.BinarySearchFunc: each
+// instantiation of that, over a struct of several strings, costs every
+// agent about 3 KB of code, names and tables (docs/performance.md).
 func (p *Payload) blockOf(key kernelkey.Key) int {
-	i, found := slices.BinarySearchFunc(p.dir.blocks, key, func(b blockRef, k kernelkey.Key) int { return b.first.Compare(k) })
-	if found {
-		return i
-	}
-	return i - 1
+	return sort.Search(len(p.dir.blocks), func(i int) bool { return p.dir.blocks[i].first.Compare(key) > 0 }) - 1
 }
 
 // Find returns the entry for exactly key, decoding only its block, within
@@ -186,8 +186,8 @@ func (p *Payload) Find(key kernelkey.Key, bud *Budget) (Entry, bool, error) {
 	if err != nil {
 		return Entry{}, false, err
 	}
-	j, ok := slices.BinarySearchFunc(entries, key, func(e Entry, k kernelkey.Key) int { return e.Key.Compare(k) })
-	if !ok {
+	j := sort.Search(len(entries), func(i int) bool { return entries[i].Key.Compare(key) >= 0 })
+	if j == len(entries) || entries[j].Key != key {
 		return Entry{}, false, nil
 	}
 	return entries[j], true, nil

@@ -5,32 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/btfembed/btfembed/internal/safetext"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
-
-// Verdicts of the verdicts section: what a row predicts for its program.
-// A program predicted to load has no row.
-const (
-	VerdictFails   = 1
-	VerdictUnknown = 2
-)
-
-// Kinds are the words a row's kind may be, the generator's predict.Kind
-// (docs/predictions.md describes each). A reader refuses any other word:
-// the runtime hands Kind to agents as a stable word to switch on and log,
-// so one from a crafted payload ("explodes", an escape sequence) must not
-// reach them. The generator and the runtime are built from one module, so
-// a kind added later is in both.
-var Kinds = []string{
-	"core", "helper", "map_type", "prog_type", "attach_type", "kfunc",
-	"global_data", "bpf_call", "btf_id_attach", "ctx_access", "jit", "analysis",
-}
-
-// ValidKind reports whether kind is one of Kinds.
-func ValidKind(kind string) bool { return slices.Contains(Kinds, kind) }
 
 // ValidName reports whether name can be an object's or a program's name:
 // not empty, valid UTF-8 and printable throughout (bpf2go's object file
@@ -47,11 +26,11 @@ type ObjectRecord struct {
 
 // RowRecord is the verdict on one program of one object.
 type RowRecord struct {
-	Object  uint64 // index in VerdictTable.Objects
-	Program uint64 // index in that object's Programs
-	Verdict uint64 // VerdictFails or VerdictUnknown
-	// Kind is what the verdict is about, a stable word (core, helper,
-	// map_type, ...); Reasons say what, the first first.
+	Object  uint64        // index in VerdictTable.Objects
+	Program uint64        // index in that object's Programs
+	Verdict vocab.Verdict // vocab.Fails or vocab.Unknown
+	// Kind is what the verdict is about, a valid vocab.Kind (core,
+	// helper, map_type, ...); Reasons say what, the first first.
 	Kind    string
 	Reasons []string
 }
@@ -84,7 +63,7 @@ func (t *VerdictTable) marshal() []byte {
 	}
 	b = u(b, uint64(len(t.Rows)))
 	for _, r := range t.Rows {
-		b = u(u(u(b, r.Object), r.Program), r.Verdict)
+		b = u(u(u(b, r.Object), r.Program), uint64(r.Verdict))
 		b = s(b, r.Kind)
 		b = u(b, uint64(len(r.Reasons)))
 		for _, why := range r.Reasons {
@@ -109,7 +88,7 @@ func (t *VerdictTable) marshal() []byte {
 
 // readVerdicts decodes and validates a verdicts section that the directory
 // says holds sets sets, charging bud for its records (the caller has
-// charged the copy of raw). Names must be ValidName and kinds ValidKind;
+// charged the copy of raw). Names must be ValidName and kinds valid;
 // reasons are free text, which the runtime escapes. On error it has given
 // back what it charged.
 func readVerdicts(raw []byte, sets uint64, bud *Budget) (*VerdictTable, error) {
@@ -149,13 +128,15 @@ func (r *reader) verdicts(sets uint64) (*VerdictTable, error) {
 			return nil, r.err
 		}
 		row.Program = r.below("row program", len(t.Objects[row.Object].Programs))
-		row.Verdict = r.uv("row verdict")
-		if r.err == nil && row.Verdict != VerdictFails && row.Verdict != VerdictUnknown {
-			r.fail("row %d: verdict %d", i, row.Verdict)
+		// Programs that load have no row.
+		if v := r.uv("row verdict"); r.err == nil && v != uint64(vocab.Fails) && v != uint64(vocab.Unknown) {
+			r.fail("row %d: verdict %d", i, v)
+		} else {
+			row.Verdict = vocab.Verdict(v)
 		}
 		row.Kind = r.str("row kind")
-		if r.err == nil && !ValidKind(row.Kind) {
-			r.fail("row %d: kind %q is none of %s", i, row.Kind, strings.Join(Kinds, ", "))
+		if r.err == nil && !vocab.Kind(row.Kind).Valid() {
+			r.fail("row %d: kind %q is not a reason kind", i, row.Kind)
 		}
 		row.Reasons = make([]string, r.alloc(r.count("reasons", 1), uintptr(sizeString), "reasons"))
 		for j := range row.Reasons {
@@ -226,7 +207,7 @@ func CompareRows(a, b RowRecord) int { return compareRows(a, b) }
 type Prediction struct {
 	Object  *ObjectRecord
 	Program string
-	Verdict uint64 // VerdictFails or VerdictUnknown
+	Verdict vocab.Verdict // vocab.Fails or vocab.Unknown
 	Kind    string
 	Reasons []string
 }

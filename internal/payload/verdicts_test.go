@@ -2,28 +2,25 @@ package payload
 
 import (
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"slices"
-	"strconv"
 	"testing"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
-// TestVerdictVocabulary: the reader refuses a row whose kind is none of
-// Kinds and names a terminal would interpret (issue 33: a payload's
+// TestVerdictVocabulary: the reader refuses a row whose verdict or kind
+// is not vocab's and names a terminal would interpret (issue 33: a payload's
 // "explodes" reached Prediction.Kind, and escape sequences its log line).
 func TestVerdictVocabulary(t *testing.T) {
 	good := func() VerdictTable {
 		return VerdictTable{
 			Objects: []ObjectRecord{{Name: "bpf_x86_bpfel.o", Programs: []string{"handle_exec", "handle_fork"}}},
-			Rows:    []RowRecord{{Object: 0, Program: 1, Verdict: VerdictFails, Kind: "core", Reasons: []string{"byte_off task_struct.mm_cid poisoned"}}},
+			Rows:    []RowRecord{{Object: 0, Program: 1, Verdict: vocab.Fails, Kind: "core", Reasons: []string{"byte_off task_struct.mm_cid poisoned"}}},
 			Sets:    [][]uint64{{0}},
 		}
 	}
-	for _, kind := range Kinds {
+	for _, kind := range []vocab.Kind{vocab.KindCORE, vocab.KindBTFIDAttach, vocab.KindAnalysis} {
 		tab := good()
-		tab.Rows[0].Kind = kind
+		tab.Rows[0].Verdict, tab.Rows[0].Kind = vocab.Unknown, string(kind)
 		if _, err := readVerdicts(tab.marshal(), 1, nil); err != nil {
 			t.Errorf("kind %s: %v", kind, err)
 		}
@@ -35,6 +32,8 @@ func TestVerdictVocabulary(t *testing.T) {
 		t.Errorf("reason with control characters: %v", err)
 	}
 	for name, edit := range map[string]func(*VerdictTable){
+		"verdict loads":         func(t *VerdictTable) { t.Rows[0].Verdict = vocab.Loads },
+		"verdict 3":             func(t *VerdictTable) { t.Rows[0].Verdict = 3 },
 		"kind explodes":         func(t *VerdictTable) { t.Rows[0].Kind = "explodes" },
 		"kind in capitals":      func(t *VerdictTable) { t.Rows[0].Kind = "CORE" },
 		"kind clearing screens": func(t *VerdictTable) { t.Rows[0].Kind = "core\x1b[2J" },
@@ -47,42 +46,5 @@ func TestVerdictVocabulary(t *testing.T) {
 		if _, err := readVerdicts(tab.marshal(), 1, nil); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: error %v, want ErrCorrupt", name, err)
 		}
-	}
-}
-
-// TestKindsMatchPredict: Kinds are the kinds the generator's analysis
-// gives, read from internal/predict's source (which this package must
-// not import: the runtime links it), so that a kind added there and not
-// here fails this test rather than every agent's selection.
-func TestKindsMatchPredict(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "../predict/reason.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []string
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range g.Specs {
-			v := spec.(*ast.ValueSpec)
-			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "Kind" {
-				continue
-			}
-			for _, val := range v.Values {
-				if lit, ok := val.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					s, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					kinds = append(kinds, s)
-				}
-			}
-		}
-	}
-	slices.Sort(kinds)
-	if want := slices.Sorted(slices.Values(Kinds)); !slices.Equal(kinds, want) {
-		t.Errorf("internal/predict's kinds %q, payload.Kinds %q", kinds, want)
 	}
 }

@@ -13,17 +13,18 @@ import (
 
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // expect is a program's verdict on a kernel and the kind of its first
 // reason.
 type expect struct {
-	verdict Verdict
-	kind    Kind
+	verdict vocab.Verdict
+	kind    vocab.Kind
 }
 
-var loads = expect{Loads, ""}
+var loads = expect{vocab.Loads, ""}
 
 // featureExpectations are the verdicts testdata/objects/features/README.md
 // gives, for the kernels of the tests: Debian 11's 5.10 (no bpf_loop,
@@ -32,23 +33,23 @@ var loads = expect{Loads, ""}
 // without BTF.
 var featureExpectations = map[string]map[string]expect{
 	"5.10": {
-		"loop": {Fails, KindHelper}, "for_each": {Fails, KindHelper},
-		"uses_strncmp": {Fails, KindHelper}, "uses_snprintf": {Fails, KindHelper},
-		"bloom": {Fails, KindMapType}, "task_btf": {Fails, KindHelper},
-		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
+		"loop": {vocab.Fails, vocab.KindHelper}, "for_each": {vocab.Fails, vocab.KindHelper},
+		"uses_strncmp": {vocab.Fails, vocab.KindHelper}, "uses_snprintf": {vocab.Fails, vocab.KindHelper},
+		"bloom": {vocab.Fails, vocab.KindMapType}, "task_btf": {vocab.Fails, vocab.KindHelper},
+		"rcu_kfunc": {vocab.Fails, vocab.KindKfunc}, "cgrp_storage": {vocab.Fails, vocab.KindMapType},
+		"accept_all": {vocab.Fails, vocab.KindProgType}, "connect_unix": {vocab.Fails, vocab.KindAttachType},
 	},
 	"6.1": {
-		"rcu_kfunc": {Fails, KindKfunc}, "cgrp_storage": {Fails, KindMapType},
-		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
+		"rcu_kfunc": {vocab.Fails, vocab.KindKfunc}, "cgrp_storage": {vocab.Fails, vocab.KindMapType},
+		"accept_all": {vocab.Fails, vocab.KindProgType}, "connect_unix": {vocab.Fails, vocab.KindAttachType},
 	},
 	"6.12": {},
 	"nobtf": {
-		"fentry_nanosleep": {Fails, KindBTFIDAttach}, "tp_btf_exec": {Fails, KindBTFIDAttach},
+		"fentry_nanosleep": {vocab.Fails, vocab.KindBTFIDAttach}, "tp_btf_exec": {vocab.Fails, vocab.KindBTFIDAttach},
 		// Its program type is refused before its map type is looked at.
-		"rcu_kfunc": {Fails, KindBTFIDAttach}, "cgrp_storage": {Fails, KindBTFIDAttach},
-		"task_btf": {Fails, KindHelper}, "rcu_kfunc_weak": {Fails, KindBTFIDAttach},
-		"accept_all": {Fails, KindProgType}, "connect_unix": {Fails, KindAttachType},
+		"rcu_kfunc": {vocab.Fails, vocab.KindBTFIDAttach}, "cgrp_storage": {vocab.Fails, vocab.KindBTFIDAttach},
+		"task_btf": {vocab.Fails, vocab.KindHelper}, "rcu_kfunc_weak": {vocab.Fails, vocab.KindBTFIDAttach},
+		"accept_all": {vocab.Fails, vocab.KindProgType}, "connect_unix": {vocab.Fails, vocab.KindAttachType},
 	},
 }
 
@@ -243,8 +244,8 @@ func TestFeatures32Bit(t *testing.T) {
 	}
 	preds := predictFeatures(t, k)
 	want := maps.Clone(featureExpectations["nobtf"])
-	want["sys_enter_arg"] = expect{Fails, KindCtxAccess}
-	want["loop"], want["for_each"] = expect{Fails, KindJIT}, expect{Fails, KindJIT}
+	want["sys_enter_arg"] = expect{vocab.Fails, vocab.KindCtxAccess}
+	want["loop"], want["for_each"] = expect{vocab.Fails, vocab.KindJIT}, expect{vocab.Fails, vocab.KindJIT}
 	checkExpectations(t, preds, want)
 	if r := texts(preds["sys_enter_arg"].Reasons); len(r) == 0 || !strings.Contains(r[0], "invalid bpf_context access off=12 size=8") {
 		t.Errorf("sys_enter_arg: reasons %q, want the verifier's off=12 size=8", r)
@@ -289,7 +290,7 @@ func TestAttachTypeAtLoad(t *testing.T) {
 	} {
 		var b beyond
 		b.checkTypes(tt.prog, k)
-		if got := b.hasFails(KindAttachType, "attach type"); got != tt.fails {
+		if got := b.hasFails(vocab.KindAttachType, "attach type"); got != tt.fails {
 			t.Errorf("%s with attach type %s: attach_type fails %v, want %v (%q)", tt.prog.Type, tt.prog.AttachType, got, tt.fails, b.fails)
 		}
 	}
@@ -330,17 +331,17 @@ func TestGlobalDataFromTypes(t *testing.T) {
 	for _, tt := range []struct {
 		release string
 		k       *Kernel
-		verdict Verdict
+		verdict vocab.Verdict
 		want    map[string]string // program -> the start of its first reason, "" none
 	}{
-		{"4.18.0-305.el8.x86_64", facts, Loads, nil},
-		{"4.15.17", facts, Loads, nil},
-		{"a12-5.10-2021-09-arm64", facts, Loads, nil},
-		{"6.1.0-47-amd64", withFeatures(facts, before52), Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
-		{"4.15.17", withFeatures(facts, before52), Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
-		{"4.15.17", withFeatures(facts, map[Feature]bool{FeatureReadOnlyMaps: true, FeatureGlobalData: false}), Fails, map[string]string{"reads_rodata": reads}},
-		{"4.15.17", withFeatures(facts, nil), Unknown, map[string]string{"reads_rodata": "global data at insn 0", "bystander": "the object's read-only global data .rodata " + noTyp}},
-		{"5.2.0", withFeatures(facts, nil), Loads, nil},
+		{"4.18.0-305.el8.x86_64", facts, vocab.Loads, nil},
+		{"4.15.17", facts, vocab.Loads, nil},
+		{"a12-5.10-2021-09-arm64", facts, vocab.Loads, nil},
+		{"6.1.0-47-amd64", withFeatures(facts, before52), vocab.Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
+		{"4.15.17", withFeatures(facts, before52), vocab.Fails, map[string]string{"reads_rodata": reads, "bystander": flag}},
+		{"4.15.17", withFeatures(facts, map[Feature]bool{FeatureReadOnlyMaps: true, FeatureGlobalData: false}), vocab.Fails, map[string]string{"reads_rodata": reads}},
+		{"4.15.17", withFeatures(facts, nil), vocab.Unknown, map[string]string{"reads_rodata": "global data at insn 0", "bystander": "the object's read-only global data .rodata " + noTyp}},
+		{"5.2.0", withFeatures(facts, nil), vocab.Loads, nil},
 	} {
 		preds := Collection(filepath.Base(path), coll, relos, k.Name, targets, &Options{Release: tt.release, Kernel: tt.k})
 		if len(preds) != 2 {
@@ -349,9 +350,9 @@ func TestGlobalDataFromTypes(t *testing.T) {
 		for _, p := range preds {
 			want, verdict := tt.want[p.Program], tt.verdict
 			if want == "" {
-				verdict = Loads
+				verdict = vocab.Loads
 			}
-			if p.Verdict != verdict || want != "" && (p.Reasons[0].Kind != KindGlobalData || !strings.HasPrefix(p.Reasons[0].Text, want)) {
+			if p.Verdict != verdict || want != "" && (p.Reasons[0].Kind != vocab.KindGlobalData || !strings.HasPrefix(p.Reasons[0].Text, want)) {
 				t.Errorf("%s on %s with %v: %s %q, want %s for global data: %q", p.Program, tt.release, tt.k.Features, p.Verdict, p.Reasons, verdict, want)
 			}
 		}
@@ -387,13 +388,13 @@ func TestCallsFromTypes(t *testing.T) {
 				has := slices.ContainsFunc(coll.Programs[p.Program].Instructions, func(ins asm.Instruction) bool {
 					return ins.IsFunctionCall() || ins.IsLoadOfFunctionPointer()
 				})
-				got := slices.ContainsFunc(p.Reasons, func(r Reason) bool { return r.Kind == KindCall })
+				got := slices.ContainsFunc(p.Reasons, func(r Reason) bool { return r.Kind == vocab.KindCall })
 				switch {
 				case !tt.fails && got:
 					t.Errorf("%s %s on %s: %q", name, p.Program, tt.release, p.Reasons)
 				case tt.fails && got != has:
 					t.Errorf("%s %s on %s: calls %v, reasons %q", name, p.Program, tt.release, has, p.Reasons)
-				case tt.fails && has && (p.Verdict != Fails || p.Reasons[0].Kind != KindCall ||
+				case tt.fails && has && (p.Verdict != vocab.Fails || p.Reasons[0].Kind != vocab.KindCall ||
 					!strings.Contains(p.Reasons[0].Text, "the kernel's BTF has struct bpf_prog_aux but no bpf_prog_aux.func_cnt")):
 					t.Errorf("%s %s on %s: %s %q, want fails for its call first, by bpf_prog_aux", name, p.Program, tt.release, p.Verdict, p.Reasons)
 				}

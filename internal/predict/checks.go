@@ -6,13 +6,15 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // point is an instruction that fails the program where the verifier
 // reaches it: a poisoned CO-RE relocation, a call to a helper the kernel
 // lacks, a load it refuses.
 type point struct {
-	kind Kind
+	kind vocab.Kind
 	// what names the problem: "byte_off task_struct.mm_cid" for a CO-RE
 	// poison, "helper bpf_loop (181) is not in this kernel" otherwise.
 	what string
@@ -69,8 +71,8 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map
 			// BPF_PSEUDO_FUNC came with bpf_for_each_map_elem (Linux
 			// 5.13, commit 69c087ba6225): the kernel's enum bpf_func_id
 			// tells whether it knows them.
-			if k.FuncIDs != nil && !has(k.FuncIDs, uint32(asm.FnForEachMapElem)) && !b.hasFails(KindHelper, "callback") {
-				b.fails = append(b.fails, Reason{KindHelper, fmt.Sprintf(
+			if k.FuncIDs != nil && !has(k.FuncIDs, uint32(asm.FnForEachMapElem)) && !b.hasFails(vocab.KindHelper, "callback") {
+				b.fails = append(b.fails, Reason{vocab.KindHelper, fmt.Sprintf(
 					"callback %s at insn %d: the kernel predates callbacks (BPF_PSEUDO_FUNC; its enum bpf_func_id has no %s)",
 					ins.Reference(), pc, helperName(uint32(asm.FnForEachMapElem)))})
 			}
@@ -81,7 +83,7 @@ func checkBeyond(prog *ebpf.ProgramSpec, maps map[string]*ebpf.MapSpec, vars map
 		case k.is32Bit() && pc < len(byteOff) && byteOff[pc] && ins.OpCode.Class() == asm.LdXClass &&
 			ins.OpCode.Size() == asm.DWord && ins.Offset%8 != 0:
 			b.points[pc] = point{
-				kind: KindCtxAccess,
+				kind: vocab.KindCtxAccess,
 				what: fmt.Sprintf("an 8-byte load at offset %d (cilium/ebpf moves a CO-RE field's offset, not its load's size), which a 32-bit kernel refuses from a context (invalid bpf_context access off=%d size=8)", ins.Offset, ins.Offset),
 				op:   "load",
 				// Only these program types' direct loads with
@@ -132,7 +134,7 @@ func kfuncAddresses(insns asm.Instructions, k *Kernel) map[string]bool {
 // place of a CO-RE relocation it cannot satisfy (btf.COREBadRelocationSentinel).
 const poisonConstant = 0xbad2310
 
-func (b *beyond) hasFails(kind Kind, prefix string) bool {
+func (b *beyond) hasFails(kind vocab.Kind, prefix string) bool {
 	return slices.ContainsFunc(b.fails, func(r Reason) bool {
 		return r.Kind == kind && len(r.Text) >= len(prefix) && r.Text[:len(prefix)] == prefix
 	})
@@ -143,16 +145,16 @@ func (b *beyond) hasFails(kind Kind, prefix string) bool {
 func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
 	switch {
 	case k.ProgTypes == nil:
-		b.unknown = append(b.unknown, Reason{KindProgType, "the kernel's BTF has no enum bpf_prog_type"})
+		b.unknown = append(b.unknown, Reason{vocab.KindProgType, "the kernel's BTF has no enum bpf_prog_type"})
 	case !has(k.ProgTypes, uint32(prog.Type)):
-		b.fails = append(b.fails, Reason{KindProgType, fmt.Sprintf("program type %s (%d) is not in this kernel", prog.Type, uint32(prog.Type))})
+		b.fails = append(b.fails, Reason{vocab.KindProgType, fmt.Sprintf("program type %s (%d) is not in this kernel", prog.Type, uint32(prog.Type))})
 	}
 	if prog.AttachType != ebpf.AttachNone && loadChecksAttachType(prog.Type) {
 		switch {
 		case k.AttachTypes == nil:
-			b.unknown = append(b.unknown, Reason{KindAttachType, "the kernel's BTF has no enum bpf_attach_type"})
+			b.unknown = append(b.unknown, Reason{vocab.KindAttachType, "the kernel's BTF has no enum bpf_attach_type"})
 		case !has(k.AttachTypes, uint32(prog.AttachType)):
-			b.fails = append(b.fails, Reason{KindAttachType, fmt.Sprintf("attach type %s (%d) is not in this kernel", prog.AttachType, uint32(prog.AttachType))})
+			b.fails = append(b.fails, Reason{vocab.KindAttachType, fmt.Sprintf("attach type %s (%d) is not in this kernel", prog.AttachType, uint32(prog.AttachType))})
 		}
 	}
 	// These attach to a kernel function, tracepoint, hook or struct by
@@ -162,7 +164,7 @@ func (b *beyond) checkTypes(prog *ebpf.ProgramSpec, k *Kernel) {
 	switch prog.Type {
 	case ebpf.Tracing, ebpf.LSM, ebpf.StructOps:
 		if !k.OwnBTF {
-			b.fails = append(b.fails, Reason{KindBTFIDAttach, fmt.Sprintf("program type %s attaches by kernel BTF ID (%s), and this kernel has no BTF of its own", prog.Type, prog.SectionName)})
+			b.fails = append(b.fails, Reason{vocab.KindBTFIDAttach, fmt.Sprintf("program type %s attaches by kernel BTF ID (%s), and this kernel has no BTF of its own", prog.Type, prog.SectionName)})
 		}
 	}
 }
@@ -190,10 +192,10 @@ func (b *beyond) checkMap(name string, ms *ebpf.MapSpec, k *Kernel) {
 	for ms != nil {
 		switch {
 		case k.MapTypes == nil:
-			b.unknown = append(b.unknown, Reason{KindMapType, "the kernel's BTF has no enum bpf_map_type"})
+			b.unknown = append(b.unknown, Reason{vocab.KindMapType, "the kernel's BTF has no enum bpf_map_type"})
 			return
 		case !has(k.MapTypes, uint32(ms.Type)):
-			b.fails = append(b.fails, Reason{KindMapType, fmt.Sprintf("map %s: map type %s (%d) is not in this kernel", name, ms.Type, uint32(ms.Type))})
+			b.fails = append(b.fails, Reason{vocab.KindMapType, fmt.Sprintf("map %s: map type %s (%d) is not in this kernel", name, ms.Type, uint32(ms.Type))})
 		}
 		ms, name = ms.InnerMap, name+" (inner map)"
 	}
@@ -203,13 +205,13 @@ func (b *beyond) checkMap(name string, ms *ebpf.MapSpec, k *Kernel) {
 func (b *beyond) checkHelper(pc int, id uint32, k *Kernel) {
 	switch {
 	case k.FuncIDs == nil:
-		if !slices.ContainsFunc(b.unknown, func(r Reason) bool { return r.Kind == KindHelper }) {
-			b.unknown = append(b.unknown, Reason{KindHelper, "the kernel's BTF has no enum bpf_func_id"})
+		if !slices.ContainsFunc(b.unknown, func(r Reason) bool { return r.Kind == vocab.KindHelper }) {
+			b.unknown = append(b.unknown, Reason{vocab.KindHelper, "the kernel's BTF has no enum bpf_func_id"})
 		}
 	case !has(k.FuncIDs, id):
-		b.points[pc] = point{kind: KindHelper, what: fmt.Sprintf("helper %s (%d) is not in this kernel", helperName(id), id), op: "call"}
+		b.points[pc] = point{kind: vocab.KindHelper, what: fmt.Sprintf("helper %s (%d) is not in this kernel", helperName(id), id), op: "call"}
 	case btfPointerHelpers[asm.BuiltinFunc(id)] && !k.OwnBTF:
-		b.points[pc] = point{kind: KindHelper, what: fmt.Sprintf("helper %s (%d) returns a pointer typed by the kernel's own BTF, and this kernel has none (invalid return type)", helperName(id), id), op: "call"}
+		b.points[pc] = point{kind: vocab.KindHelper, what: fmt.Sprintf("helper %s (%d) returns a pointer typed by the kernel's own BTF, and this kernel has none (invalid return type)", helperName(id), id), op: "call"}
 	}
 }
 
@@ -222,11 +224,11 @@ func (b *beyond) checkHelper(pc int, id uint32, k *Kernel) {
 func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 	switch {
 	case !k.OwnBTF:
-		b.fails = append(b.fails, Reason{KindBTFIDAttach, fmt.Sprintf("kfunc %s at insn %d is called by kernel BTF ID, and this kernel has no BTF of its own", name, pc)})
+		b.fails = append(b.fails, Reason{vocab.KindBTFIDAttach, fmt.Sprintf("kfunc %s at insn %d is called by kernel BTF ID, and this kernel has no BTF of its own", name, pc)})
 	case !slices.Contains(k.Asked, name):
-		b.unknown = append(b.unknown, Reason{KindKfunc, fmt.Sprintf("kfunc %s at insn %d: the kernel's facts do not say whether it has it", name, pc)})
+		b.unknown = append(b.unknown, Reason{vocab.KindKfunc, fmt.Sprintf("kfunc %s at insn %d: the kernel's facts do not say whether it has it", name, pc)})
 	case !slices.Contains(k.Kfuncs, name):
-		pt := point{kind: KindKfunc, what: fmt.Sprintf("kfunc %s is not in this kernel's BTF", name), op: "call"}
+		pt := point{kind: vocab.KindKfunc, what: fmt.Sprintf("kfunc %s is not in this kernel's BTF", name), op: "call"}
 		if !b.weak[name] {
 			pt.unreached = fmt.Sprintf("kfunc %s is not in this kernel's BTF: cilium/ebpf refuses the program unless %s is declared __weak", name, name)
 		}
@@ -248,11 +250,11 @@ func (b *beyond) checkGlobalData(what, why string, f Feature, k *Kernel, release
 	switch {
 	case ff.has:
 	case ff.by == nil:
-		b.unknown = append(b.unknown, Reason{KindGlobalData, fmt.Sprintf("%s needs %s", what, ff)})
+		b.unknown = append(b.unknown, Reason{vocab.KindGlobalData, fmt.Sprintf("%s needs %s", what, ff)})
 	case atMapCreation:
-		b.fails = append([]Reason{{KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)}}, b.fails...)
+		b.fails = append([]Reason{{vocab.KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)}}, b.fails...)
 	default:
-		b.fails = append(b.fails, Reason{KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)})
+		b.fails = append(b.fails, Reason{vocab.KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)})
 	}
 }
 
@@ -276,9 +278,9 @@ func (b *beyond) checkCallsExist(insns asm.Instructions, k *Kernel, release stri
 	switch ff := feature(k, release, FeatureCalls); {
 	case ff.has:
 	case ff.by == nil:
-		b.unknown = append(b.unknown, Reason{KindCall, fmt.Sprintf("%s needs %s", what, ff)})
+		b.unknown = append(b.unknown, Reason{vocab.KindCall, fmt.Sprintf("%s needs %s", what, ff)})
 	default:
-		b.fails = append(b.fails, Reason{KindCall, fmt.Sprintf("%s needs %s; without it cilium/ebpf says bpf2bpf calls not supported", what, ff)})
+		b.fails = append(b.fails, Reason{vocab.KindCall, fmt.Sprintf("%s needs %s; without it cilium/ebpf says bpf2bpf calls not supported", what, ff)})
 	}
 }
 

@@ -45,7 +45,9 @@
 // kfuncs count only where reached, like poisons: a CO-RE guard such as
 // bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_x) keeps a
 // missing helper's call from failing the program. Each reason has a
-// stable Kind ("core", "helper", "map_type"...).
+// stable kind ("core", "helper", "map_type"...) and each prediction a
+// verdict: internal/vocab holds both, so that the report, the payload and
+// the runtime share the words without linking this package.
 //
 // What stays outside the model (docs/predictions.md lists it next to
 // what Loads promises): the verifier's limits and complexity, context

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // TestSitesAgreeWithCilium: every instruction cilium/ebpf gives a CO-RE
@@ -71,7 +72,7 @@ func TestSitesMismatch(t *testing.T) {
 	_, other := object(t, filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
 	k := kerneltest.ByName(t, "6.12.118+deb12-amd64")
 	for _, p := range Collection("fields-el.o", coll, other, k.Name, []*btf.Spec{kernelSpec(t, k)}, nil) {
-		if p.Verdict != Unknown || len(p.Reasons) != 1 || p.Reasons[0].Kind != KindAnalysis || !strings.Contains(p.Reasons[0].Text, ".BTF.ext") {
+		if p.Verdict != vocab.Unknown || len(p.Reasons) != 1 || p.Reasons[0].Kind != vocab.KindAnalysis || !strings.Contains(p.Reasons[0].Text, ".BTF.ext") {
 			t.Errorf("%s: %s %q, want unknown for the relocations", p, p.Verdict, p.Reasons)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // FuzzWalk runs the walk on arbitrary instructions, every third one
@@ -41,7 +43,7 @@ func FuzzWalk(f *testing.F) {
 		}
 		poison := map[int]point{}
 		for i := 0; i < len(insns); i += 3 {
-			poison[i] = point{kind: KindCORE, what: "fuzz"}
+			poison[i] = point{kind: vocab.KindCORE, what: "fuzz"}
 		}
 		for _, release := range []string{"6.18", "5.4", ""} {
 			judge(insns, insns, poison, modelFor(release, nil))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // The verifier hands a program with bpf-to-bpf calls or callbacks to the
@@ -98,19 +100,19 @@ func (b *beyond) checkCalls(insns asm.Instructions, k *Kernel) {
 	}
 	jit, ok := jitWithoutCalls[k.Arch]
 	if !ok {
-		b.unknown = append(b.unknown, Reason{KindJIT, fmt.Sprintf(
+		b.unknown = append(b.unknown, Reason{vocab.KindJIT, fmt.Sprintf(
 			"%s: whether this 32-bit kernel's JIT (arch %q) compiles bpf-to-bpf calls is not modeled", what, k.Arch)})
 		return
 	}
 	switch {
 	case !k.Interpreter:
-		b.after = append(b.after, Reason{KindJIT, fmt.Sprintf(
+		b.after = append(b.after, Reason{vocab.KindJIT, fmt.Sprintf(
 			"%s: %s, and this kernel has no interpreter to fall back on (CONFIG_BPF_JIT_ALWAYS_ON; the load fails with ENOTSUPP)", what, jit)})
 	case callback >= 0:
-		b.after = append(b.after, Reason{KindJIT, fmt.Sprintf(
+		b.after = append(b.after, Reason{vocab.KindJIT, fmt.Sprintf(
 			"%s: %s, and the interpreter refuses callbacks (callbacks are not allowed in non-JITed programs)", what, jit)})
 	case tailCall:
-		b.unknown = append(b.unknown, Reason{KindJIT, fmt.Sprintf(
+		b.unknown = append(b.unknown, Reason{vocab.KindJIT, fmt.Sprintf(
 			"%s with a tail call: %s, and the interpreter refuses a tail call reachable from a subprogram (tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls), which is not modeled", what, jit)})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // TestCheckCalls: i386 and arm run bpf-to-bpf calls interpreted and
@@ -23,32 +25,32 @@ func TestCheckCalls(t *testing.T) {
 		long        uint32
 		interpreter bool
 		insns       asm.Instructions
-		want        Verdict // of the JIT's reason; Loads: none
+		want        vocab.Verdict // of the JIT's reason; Loads: none
 		text        string
 	}{
-		{"i386", 4, true, call, Loads, ""},
-		{"i386", 4, true, callback, Fails, "the x86-32 JIT does not compile bpf-to-bpf calls, and the interpreter refuses callbacks"},
-		{"i386", 4, false, call, Fails, "no interpreter to fall back on"},
-		{"i386", 4, true, tail, Unknown, "tail_calls are not allowed"},
-		{"arm", 4, true, call, Loads, ""},
-		{"arm", 4, true, callback, Fails, "the 32-bit arm JIT does not compile bpf-to-bpf calls (and is off by default), and the interpreter refuses callbacks"},
-		{"arm", 4, false, call, Fails, "no interpreter to fall back on"},
-		{"arm", 4, true, tail, Unknown, "tail_calls are not allowed"},
-		{"", 4, true, call, Unknown, "is not modeled"},
-		{"x86_64", 8, false, callback, Loads, ""},
-		{"arm64", 8, false, call, Loads, ""},
+		{"i386", 4, true, call, vocab.Loads, ""},
+		{"i386", 4, true, callback, vocab.Fails, "the x86-32 JIT does not compile bpf-to-bpf calls, and the interpreter refuses callbacks"},
+		{"i386", 4, false, call, vocab.Fails, "no interpreter to fall back on"},
+		{"i386", 4, true, tail, vocab.Unknown, "tail_calls are not allowed"},
+		{"arm", 4, true, call, vocab.Loads, ""},
+		{"arm", 4, true, callback, vocab.Fails, "the 32-bit arm JIT does not compile bpf-to-bpf calls (and is off by default), and the interpreter refuses callbacks"},
+		{"arm", 4, false, call, vocab.Fails, "no interpreter to fall back on"},
+		{"arm", 4, true, tail, vocab.Unknown, "tail_calls are not allowed"},
+		{"", 4, true, call, vocab.Unknown, "is not modeled"},
+		{"x86_64", 8, false, callback, vocab.Loads, ""},
+		{"arm64", 8, false, call, vocab.Loads, ""},
 	} {
 		var b beyond
 		b.checkCalls(tt.insns, &Kernel{Arch: tt.arch, LongSize: tt.long, Interpreter: tt.interpreter})
-		var got Verdict = Loads
+		var got vocab.Verdict = vocab.Loads
 		var reasons []Reason
 		switch {
 		case len(b.after) > 0:
-			got, reasons = Fails, b.after
+			got, reasons = vocab.Fails, b.after
 		case len(b.unknown) > 0:
-			got, reasons = Unknown, b.unknown
+			got, reasons = vocab.Unknown, b.unknown
 		}
-		if got != tt.want || len(reasons) > 1 || got != Loads && (reasons[0].Kind != KindJIT || !strings.Contains(reasons[0].Text, tt.text)) {
+		if got != tt.want || len(reasons) > 1 || got != vocab.Loads && (reasons[0].Kind != vocab.KindJIT || !strings.Contains(reasons[0].Text, tt.text)) {
 			t.Errorf("%s (long %d, interpreter %v), %d insns: %s %q, want %s %q", tt.arch, tt.long, tt.interpreter, len(tt.insns), got, reasons, tt.want, tt.text)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // Options says which kernel the prediction is for.
@@ -104,7 +105,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options, scratch *asm.Instructions) {
 	sites, err := relos.ProgramRelocations(prog)
 	if err != nil {
-		p.Verdict, p.Reasons = Unknown, []Reason{{KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
+		p.Verdict, p.Reasons = vocab.Unknown, []Reason{{vocab.KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
 		return
 	}
 	r, refused, err := relocate(prog, relos, sites, targets, typeIDs, given, scratch)
@@ -113,12 +114,12 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, r
 		for _, line := range strings.Split(err.Error(), "\n") {
 			texts = append(texts, "cilium/ebpf: apply CO-RE relocations: "+line)
 		}
-		p.Verdict, p.Reasons, p.Unrelocated = Fails, reasons(KindCORE, texts...), refused
+		p.Verdict, p.Reasons, p.Unrelocated = vocab.Fails, reasons(vocab.KindCORE, texts...), refused
 		return
 	}
 	points := make(map[int]point, len(r.poison))
 	for pc, what := range r.poison {
-		points[pc] = point{kind: KindCORE, what: what}
+		points[pc] = point{kind: vocab.KindCORE, what: what}
 	}
 	var b beyond
 	if opts.Kernel != nil {
@@ -135,20 +136,20 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, r
 	case len(b.fails) > 0:
 		// What fails the program whatever the verifier reaches comes
 		// first: the kernel refuses it before walking.
-		if p.Verdict != Fails {
+		if p.Verdict != vocab.Fails {
 			p.Reasons = nil
 		}
-		p.Verdict, p.Reasons = Fails, append(append(slices.Clip(b.fails), p.Reasons...), b.after...)
-	case p.Verdict == Fails:
+		p.Verdict, p.Reasons = vocab.Fails, append(append(slices.Clip(b.fails), p.Reasons...), b.after...)
+	case p.Verdict == vocab.Fails:
 		p.Reasons = append(p.Reasons, b.after...)
 	case len(b.after) > 0:
 		// The verifier walked the program and refuses it afterwards.
-		p.Verdict, p.Reasons = Fails, slices.Clip(b.after)
+		p.Verdict, p.Reasons = vocab.Fails, slices.Clip(b.after)
 	case len(b.unknown) > 0:
-		if p.Verdict == Loads {
+		if p.Verdict == vocab.Loads {
 			p.Reasons = nil
 		}
-		p.Verdict, p.Reasons = Unknown, append(slices.Clip(b.unknown), p.Reasons...)
+		p.Verdict, p.Reasons = vocab.Unknown, append(slices.Clip(b.unknown), p.Reasons...)
 	}
 }
 
@@ -157,9 +158,9 @@ func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, r
 // reaches; source is the program before relocation, whose line info the
 // poisoned instructions lost. reachedAt are the raw offsets of the
 // poisoned instructions the walk surely reaches.
-func judge(insns, source asm.Instructions, points map[int]point, m model) (v Verdict, _ []Reason, guarded []string, reachedAt []int) {
+func judge(insns, source asm.Instructions, points map[int]point, m model) (v vocab.Verdict, _ []Reason, guarded []string, reachedAt []int) {
 	if len(points) == 0 {
-		return Loads, nil, nil, nil
+		return vocab.Loads, nil, nil, nil
 	}
 	w := newWalker(insns, points, m)
 	w.run()
@@ -169,7 +170,7 @@ func judge(insns, source asm.Instructions, points map[int]point, m model) (v Ver
 		pt := points[pc]
 		where := fmt.Sprintf("insn %d%s%s", pc, w.function(pc), sourceOf(source, pc))
 		what := fmt.Sprintf("%s: %s at %s", pt.what, pt.op, where)
-		if pt.kind == KindCORE {
+		if pt.kind == vocab.KindCORE {
 			what = fmt.Sprintf("%s poisoned at %s", pt.what, where)
 		}
 		why, reached := w.hits[pc]
@@ -180,7 +181,7 @@ func judge(insns, source asm.Instructions, points map[int]point, m model) (v Ver
 			guarded = append(guarded, what)
 		case why == -1 && !pt.maybe:
 			fails = append(fails, Reason{pt.kind, "reachable: " + what})
-			if pt.kind == KindCORE {
+			if pt.kind == vocab.KindCORE {
 				reachedAt = append(reachedAt, rawOffset(insns, pc))
 			}
 		case why == -1:
@@ -191,15 +192,15 @@ func judge(insns, source asm.Instructions, points map[int]point, m model) (v Ver
 	}
 	switch {
 	case len(fails) > 0:
-		return Fails, fails, guarded, reachedAt
+		return vocab.Fails, fails, guarded, reachedAt
 	case len(w.giveUp) > 0:
 		// What the walk did not reach before giving up is not known
 		// to be guarded.
-		return Unknown, append(reasons(KindAnalysis, w.giveUp...), unsure...), nil, nil
+		return vocab.Unknown, append(reasons(vocab.KindAnalysis, w.giveUp...), unsure...), nil, nil
 	case len(unsure) > 0:
-		return Unknown, unsure, guarded, nil
+		return vocab.Unknown, unsure, guarded, nil
 	}
-	return Loads, nil, guarded, nil
+	return vocab.Loads, nil, guarded, nil
 }
 
 // rawOffset is the offset of instruction pc as the verifier numbers

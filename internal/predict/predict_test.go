@@ -12,6 +12,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 var (
@@ -67,31 +68,31 @@ func TestGuards(t *testing.T) {
 	coll, relos := object(t, filepath.Join(kerneltest.Dir(), "objects", "guards-el.o"))
 	// Verdicts on a 6.1 kernel and on a later one (6.12, and the running
 	// kernel when it is 6.8 or later).
-	want := map[string][2]Verdict{
-		"field_guarded":     {Loads, Loads},
-		"field_unguarded":   {Fails, Loads},
-		"missing_guarded":   {Loads, Loads},
-		"missing_unguarded": {Fails, Fails},
-		"subprog_guarded":   {Loads, Loads},
-		"subprog_unguarded": {Fails, Loads},
+	want := map[string][2]vocab.Verdict{
+		"field_guarded":     {vocab.Loads, vocab.Loads},
+		"field_unguarded":   {vocab.Fails, vocab.Loads},
+		"missing_guarded":   {vocab.Loads, vocab.Loads},
+		"missing_unguarded": {vocab.Fails, vocab.Fails},
+		"subprog_guarded":   {vocab.Loads, vocab.Loads},
+		"subprog_unguarded": {vocab.Fails, vocab.Loads},
 		// 6.1 verifies global_cid whether or not the call is reached.
-		"global_guarded": {Fails, Loads},
-		"type_guarded":   {Loads, Loads},
-		"type_unguarded": {Fails, Fails},
-		"enum_guarded":   {Loads, Loads},
-		"enum_unguarded": {Fails, Loads},
-		"spilled_guard":  {Loads, Loads},
-		"combined_guard": {Loads, Loads},
+		"global_guarded": {vocab.Fails, vocab.Loads},
+		"type_guarded":   {vocab.Loads, vocab.Loads},
+		"type_unguarded": {vocab.Fails, vocab.Fails},
+		"enum_guarded":   {vocab.Loads, vocab.Loads},
+		"enum_unguarded": {vocab.Fails, vocab.Loads},
+		"spilled_guard":  {vocab.Loads, vocab.Loads},
+		"combined_guard": {vocab.Loads, vocab.Loads},
 		// The guard is a .rodata value the user sets at load time.
-		"rodata_guarded":     {Unknown, Loads},
-		"runtime_and_guard":  {Loads, Loads},
-		"runtime_only":       {Fails, Loads},
-		"size_not_a_guard":   {Fails, Loads},
-		"loop_guard":         {Loads, Loads},
-		"callback_guarded":   {Loads, Loads},
-		"callback_unguarded": {Fails, Loads},
+		"rodata_guarded":     {vocab.Unknown, vocab.Loads},
+		"runtime_and_guard":  {vocab.Loads, vocab.Loads},
+		"runtime_only":       {vocab.Fails, vocab.Loads},
+		"size_not_a_guard":   {vocab.Fails, vocab.Loads},
+		"loop_guard":         {vocab.Loads, vocab.Loads},
+		"callback_guarded":   {vocab.Loads, vocab.Loads},
+		"callback_unguarded": {vocab.Fails, vocab.Loads},
 		// LINUX_KERNEL_VERSION comes from .kconfig, filled at load time.
-		"version_guarded": {Unknown, Loads},
+		"version_guarded": {vocab.Unknown, vocab.Loads},
 	}
 	kernels := kerneltest.Corpus(t)
 	if r := kerneltest.Running(t); decisions(modelFor(r.Release, nil)) == latest {
@@ -111,7 +112,7 @@ func TestGuards(t *testing.T) {
 			if w := want[p.Program][later]; p.Verdict != w {
 				t.Errorf("%s: %s %q, want %s", p, p.Verdict, p.Reasons, w)
 			}
-			if p.Verdict != Loads && len(p.Reasons) == 0 {
+			if p.Verdict != vocab.Loads && len(p.Reasons) == 0 {
 				t.Errorf("%s: %s without a reason", p, p.Verdict)
 			}
 		}
@@ -169,11 +170,11 @@ func TestRelocationError(t *testing.T) {
 				got = p
 			}
 		}
-		if got.Verdict != Fails || len(got.Reasons) != len(want) {
+		if got.Verdict != vocab.Fails || len(got.Reasons) != len(want) {
 			t.Fatalf("disagree: %s %q", got.Verdict, got.Reasons)
 		}
 		for i, w := range want {
-			if r := got.Reasons[i]; r.Kind != KindCORE || !strings.HasPrefix(r.Text, "cilium/ebpf: apply CO-RE relocations: ") || !strings.Contains(r.Text, w) {
+			if r := got.Reasons[i]; r.Kind != vocab.KindCORE || !strings.HasPrefix(r.Text, "cilium/ebpf: apply CO-RE relocations: ") || !strings.Contains(r.Text, w) {
 				t.Errorf("reason %d: %q, want cilium/ebpf's %q", i, got.Reasons[i], w)
 			}
 		}

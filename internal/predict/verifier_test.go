@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // outcome is what the running kernel's verifier did with a program
@@ -62,13 +63,13 @@ func loadOutcome(coll *ebpf.CollectionSpec, prog string, kernel *btf.Spec) (outc
 // rejects for another reason tests nothing: it may have stopped before
 // the poisoned instruction.
 func agrees(p Prediction, o outcome) int {
-	if o == other || p.Verdict == Unknown {
+	if o == other || p.Verdict == vocab.Unknown {
 		return 0
 	}
-	relocation := p.Verdict == Fails && p.Reasons[0].Kind == KindCORE && strings.HasPrefix(p.Reasons[0].Text, "cilium/ebpf:")
+	relocation := p.Verdict == vocab.Fails && p.Reasons[0].Kind == vocab.KindCORE && strings.HasPrefix(p.Reasons[0].Text, "cilium/ebpf:")
 	switch {
-	case p.Verdict == Loads && o == loaded,
-		p.Verdict == Fails && !relocation && o == poisoned,
+	case p.Verdict == vocab.Loads && o == loaded,
+		p.Verdict == vocab.Fails && !relocation && o == poisoned,
 		relocation && o == relocErr:
 		return 1
 	}
@@ -178,7 +179,7 @@ func TestVerifierAgrees(t *testing.T) {
 					contradicted++
 					t.Errorf("%s: predicted %s %q, verifier: %s: %v", p, p.Verdict, p.Reasons, outcomeNames[o], err)
 				default:
-					if p.Verdict == Unknown {
+					if p.Verdict == vocab.Unknown {
 						unknown++
 						t.Logf("%s: unknown %q; verifier: %s", p, p.Reasons, outcomeNames[o])
 					} else {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // poisonCall is the instruction cilium/ebpf writes in place of one it
@@ -37,36 +39,36 @@ func TestWalk(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		insns asm.Instructions
-		want  Verdict
+		want  vocab.Verdict
 		why   string // in the reasons, for Unknown
 	}{
-		{"unguarded", prog(poisonCall()), Fails, ""},
+		{"unguarded", prog(poisonCall()), vocab.Fails, ""},
 		{"constant guard", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"guard on a value read from memory", prog(
 			asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Fails, ""},
+		), vocab.Fails, ""},
 		{"32-bit jump sees the low half", prog(
 			asm.LoadImm(asm.R1, 1<<32, asm.DWord),
 			jmp(asm.JEq.Imm32(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"64-bit jump sees the high half", prog(
 			asm.LoadImm(asm.R1, 1<<32, asm.DWord),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Fails, ""},
+		), vocab.Fails, ""},
 		{"jset", prog(
 			asm.Mov.Imm(asm.R1, 2),
 			jmp(asm.JSet.Imm(asm.R1, 1, ""), 1),
 			jmp(asm.Ja.Label(""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"arithmetic", prog(
 			asm.Mov.Imm(asm.R1, 1),
 			asm.Mov.Imm(asm.R2, 1),
@@ -76,7 +78,7 @@ func TestWalk(t *testing.T) {
 			jmp(asm.JNE.Imm(asm.R2, 2, ""), 1),
 			jmp(asm.Ja.Label(""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"spill and fill", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			asm.StoreMem(asm.RFP, -4, asm.R1, asm.Word),
@@ -84,14 +86,14 @@ func TestWalk(t *testing.T) {
 			asm.LoadMem(asm.R1, asm.RFP, -4, asm.Word),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"fill of another size", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			asm.StoreMem(asm.RFP, -8, asm.R1, asm.DWord),
 			asm.LoadMem(asm.R1, asm.RFP, -8, asm.Word),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Unknown, "may know"},
+		), vocab.Unknown, "may know"},
 		{"helper overwrites the spill", prog(
 			storeImm64(-8, 0),
 			asm.Mov.Reg(asm.R1, asm.RFP),
@@ -101,7 +103,7 @@ func TestWalk(t *testing.T) {
 			asm.LoadMem(asm.R1, asm.RFP, -8, asm.DWord),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Fails, ""},
+		), vocab.Fails, ""},
 		{"helper that only reads keeps the spill", prog(
 			storeImm64(-16, 0),
 			asm.Mov.Reg(asm.R2, asm.RFP),
@@ -111,7 +113,7 @@ func TestWalk(t *testing.T) {
 			asm.LoadMem(asm.R1, asm.RFP, -16, asm.DWord),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"helper writing an unknown size", prog(
 			storeImm64(-8, 0),
 			asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord),
@@ -121,58 +123,58 @@ func TestWalk(t *testing.T) {
 			asm.LoadMem(asm.R1, asm.RFP, -8, asm.DWord),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Unknown, "may know"},
+		), vocab.Unknown, "may know"},
 		{"stack pointer is not null", prog(
 			asm.Mov.Reg(asm.R1, asm.RFP),
 			jmp(asm.JNE.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"equality teaches the value", prog(
 			asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
 			jmp(asm.JNE.Imm(asm.R1, 5, ""), 2),
 			jmp(asm.JEq.Imm(asm.R1, 5, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"bounded loop", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			asm.Add.Imm(asm.R1, 1),
 			jmp(asm.JLT.Imm(asm.R1, 4, ""), -2),
 			jmp(asm.JEq.Imm(asm.R1, 4, ""), 1),
 			poisonCall(),
-		), Loads, ""},
+		), vocab.Loads, ""},
 		{"division is not followed", prog(
 			asm.Mov.Imm(asm.R1, 4),
 			asm.Div.Imm(asm.R1, 4),
 			jmp(asm.JEq.Imm(asm.R1, 1, ""), 1),
 			poisonCall(),
-		), Unknown, "division"},
+		), vocab.Unknown, "division"},
 		{"rodata", prog(
 			asm.LoadMapValue(asm.R1, 0, 0).WithReference(".rodata"),
 			asm.LoadMem(asm.R1, asm.R1, 0, asm.Word),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 			poisonCall(),
-		), Unknown, ".rodata"},
+		), vocab.Unknown, ".rodata"},
 		{"endless loop", prog(
 			jmp(asm.Ja.Label(""), -1),
 			poisonCall(),
-		), Unknown, "gave up"},
+		), vocab.Unknown, "gave up"},
 		{"loop that counts too far", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			asm.Add.Imm(asm.R1, 1),
 			jmp(asm.JNE.Imm(asm.R1, 0, ""), -2),
 			poisonCall(),
-		), Unknown, "gave up"},
+		), vocab.Unknown, "gave up"},
 		{"poisoned 64-bit load", prog(
 			asm.Mov.Imm(asm.R1, 0),
 			jmp(asm.JEq.Imm(asm.R1, 0, ""), 2),
 			asm.LoadImm(asm.R10, btf.COREBadRelocationSentinel, asm.DWord),
-		), Loads, ""},
+		), vocab.Loads, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = point{kind: KindCORE, what: "test relocation"}
+					poison[i] = point{kind: vocab.KindCORE, what: "test relocation"}
 				}
 			}
 			if len(poison) != 1 {
@@ -209,11 +211,11 @@ func TestWalkCalls(t *testing.T) {
 		name    string
 		insns   asm.Instructions
 		globals globals
-		want    Verdict
+		want    vocab.Verdict
 	}{
-		{"static returns 0", append(main("f"), fn("f", btf.StaticFunc, asm.Mov.Imm(asm.R0, 0), asm.Return())...), globalsLazy, Loads},
-		{"static returns 1", append(main("f"), fn("f", btf.StaticFunc, asm.Mov.Imm(asm.R0, 1), asm.Return())...), globalsLazy, Fails},
-		{"global returns unknown", append(main("f"), fn("f", btf.GlobalFunc, asm.Mov.Imm(asm.R0, 0), asm.Return())...), globalsLazy, Fails},
+		{"static returns 0", append(main("f"), fn("f", btf.StaticFunc, asm.Mov.Imm(asm.R0, 0), asm.Return())...), globalsLazy, vocab.Loads},
+		{"static returns 1", append(main("f"), fn("f", btf.StaticFunc, asm.Mov.Imm(asm.R0, 1), asm.Return())...), globalsLazy, vocab.Fails},
+		{"global returns unknown", append(main("f"), fn("f", btf.GlobalFunc, asm.Mov.Imm(asm.R0, 0), asm.Return())...), globalsLazy, vocab.Fails},
 		{"poison in a global function called on a dead path, lazily", append(
 			fn("main", btf.GlobalFunc,
 				asm.Mov.Imm(asm.R1, 0),
@@ -221,7 +223,7 @@ func TestWalkCalls(t *testing.T) {
 				asm.Call.Label("g"),
 				asm.Mov.Imm(asm.R0, 0),
 				asm.Return()),
-			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsLazy, Loads},
+			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsLazy, vocab.Loads},
 		{"the same, eagerly", append(
 			fn("main", btf.GlobalFunc,
 				asm.Mov.Imm(asm.R1, 0),
@@ -229,7 +231,7 @@ func TestWalkCalls(t *testing.T) {
 				asm.Call.Label("g"),
 				asm.Mov.Imm(asm.R0, 0),
 				asm.Return()),
-			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsEager, Fails},
+			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsEager, vocab.Fails},
 		{"the same, kernel version unknown", append(
 			fn("main", btf.GlobalFunc,
 				asm.Mov.Imm(asm.R1, 0),
@@ -237,7 +239,7 @@ func TestWalkCalls(t *testing.T) {
 				asm.Call.Label("g"),
 				asm.Mov.Imm(asm.R0, 0),
 				asm.Return()),
-			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsUnsure, Unknown},
+			fn("g", btf.GlobalFunc, poisonCall(), asm.Return())...), globalsUnsure, vocab.Unknown},
 		{"pointer to a returned frame left in the caller's stack", append(
 			fn("main", btf.GlobalFunc,
 				asm.Mov.Reg(asm.R1, asm.RFP),
@@ -253,7 +255,7 @@ func TestWalkCalls(t *testing.T) {
 				asm.Mov.Reg(asm.R2, asm.RFP),
 				asm.Add.Imm(asm.R2, -8),
 				asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord),
-				asm.Return())...), globalsLazy, Fails},
+				asm.Return())...), globalsLazy, vocab.Fails},
 		{"argument passed to a static function", append(
 			fn("main", btf.GlobalFunc,
 				asm.Mov.Imm(asm.R1, 0),
@@ -263,13 +265,13 @@ func TestWalkCalls(t *testing.T) {
 			fn("f", btf.StaticFunc,
 				jmp(asm.JEq.Imm(asm.R1, 0, ""), 1),
 				poisonCall(),
-				asm.Return())...), globalsLazy, Loads},
+				asm.Return())...), globalsLazy, vocab.Loads},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = point{kind: KindCORE, what: "test relocation"}
+					poison[i] = point{kind: vocab.KindCORE, what: "test relocation"}
 				}
 			}
 			m := latest
@@ -384,23 +386,23 @@ func TestWalkOlderVerifiers(t *testing.T) {
 		name    string
 		insns   asm.Instructions
 		release string
-		want    Verdict
+		want    vocab.Verdict
 	}{
-		{"register comparison, 6.1", guardReg, "6.1.0", Loads},
-		{"register comparison, 5.4", guardReg, "5.4.0", Unknown},
-		{"less than an immediate, 5.4", guardGT, "5.4.0", Loads},
-		{"less than an immediate, 4.19", guardGT, "4.19.0", Unknown},
-		{"equality, 4.19", guardEq, "4.19.0", Loads},
-		{"narrow spill, 6.1", narrowSpill, "6.1.0", Loads},
-		{"narrow spill, 5.10", narrowSpill, "5.10.0", Unknown},
+		{"register comparison, 6.1", guardReg, "6.1.0", vocab.Loads},
+		{"register comparison, 5.4", guardReg, "5.4.0", vocab.Unknown},
+		{"less than an immediate, 5.4", guardGT, "5.4.0", vocab.Loads},
+		{"less than an immediate, 4.19", guardGT, "4.19.0", vocab.Unknown},
+		{"equality, 4.19", guardEq, "4.19.0", vocab.Loads},
+		{"narrow spill, 6.1", narrowSpill, "6.1.0", vocab.Loads},
+		{"narrow spill, 5.10", narrowSpill, "5.10.0", vocab.Unknown},
 		// The way the constants go reaches the poison on every kernel.
-		{"poison on the way the constants go, 5.4", unguardedAfterJump, "5.4.0", Fails},
+		{"poison on the way the constants go, 5.4", unguardedAfterJump, "5.4.0", vocab.Fails},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			poison := map[int]point{}
 			for i := range tt.insns {
 				if isPoison(&tt.insns[i]) {
-					poison[i] = point{kind: KindCORE, what: "test relocation"}
+					poison[i] = point{kind: vocab.KindCORE, what: "test relocation"}
 				}
 			}
 			v, reasons, _, _ := judge(tt.insns, tt.insns, poison, modelFor(tt.release, nil))

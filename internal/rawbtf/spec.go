@@ -46,19 +46,9 @@ type Spec struct {
 // Parse reads every type record once, checking that it is well framed and
 // that every name offset and type reference it holds is in range, so that
 // the accessors of Type never fail afterwards. Nothing else is decoded.
-//
-// Standalone BTF that ParseShared parsed, while that Spec is alive, gets
-// the same Spec back.
+// A caller that needs the index of the same bytes in several places
+// passes the Spec along rather than parsing again.
 func Parse(data []byte, base *Spec) (*Spec, error) {
-	if base == nil {
-		if s := sharedSpec(data); s != nil {
-			return s, nil
-		}
-	}
-	return parse(data, base)
-}
-
-func parse(data []byte, base *Spec) (*Spec, error) {
 	hdr, bo, err := ParseHeader(data)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ package safetext
 import (
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -16,8 +15,12 @@ import (
 // rune and invalid byte written as a Go escape (\n, \x1b, \u2028), and,
 // only then, quotes and backslashes escaped too, so the result reads
 // back with strconv.Unquote. A printable s is returned as it is.
+//
+// Printable is strconv.IsPrint, unicode.IsPrint's definition in
+// strconv's compact tables, which fmt links anyway: unicode.IsPrint's
+// range tables would add 13 KB to an agent (docs/performance.md).
 func Escape(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }) {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || !strconv.IsPrint(r) }) {
 		return s
 	}
 	q := strconv.Quote(s)

@@ -19,6 +19,7 @@ import (
 	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vmtest"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // The field test checks package predict against the verifiers of the
@@ -76,17 +77,17 @@ func outcomeOf(l vmtest.ProgramLoad) outcome {
 //	jit           callbacks are not allowed in non-JITed programs
 //	bpf_call      bpf2bpf calls not supported (requires >= v4.16)
 //	prog_type, attach_type: load program: invalid argument
-var kindErrors = map[predict.Kind][]string{
-	predict.KindHelper:      {"invalid func", "unknown func", "invalid return type", "func_info", "callback"},
-	predict.KindMapType:     {"map create"},
-	predict.KindKfunc:       {"kfunc"},
-	predict.KindBTFIDAttach: {"not supported", "kfunc"},
-	predict.KindGlobalData:  {"bpf_ld_imm64", "map create"},
-	predict.KindCtxAccess:   {"invalid bpf_context access"},
-	predict.KindJIT:         {"non-JITed", "not supported"},
-	predict.KindCall:        {"bpf2bpf calls not supported"},
-	predict.KindProgType:    {"invalid argument"},
-	predict.KindAttachType:  {"invalid argument"},
+var kindErrors = map[vocab.Kind][]string{
+	vocab.KindHelper:      {"invalid func", "unknown func", "invalid return type", "func_info", "callback"},
+	vocab.KindMapType:     {"map create"},
+	vocab.KindKfunc:       {"kfunc"},
+	vocab.KindBTFIDAttach: {"not supported", "kfunc"},
+	vocab.KindGlobalData:  {"bpf_ld_imm64", "map create"},
+	vocab.KindCtxAccess:   {"invalid bpf_context access"},
+	vocab.KindJIT:         {"non-JITed", "not supported"},
+	vocab.KindCall:        {"bpf2bpf calls not supported"},
+	vocab.KindProgType:    {"invalid argument"},
+	vocab.KindAttachType:  {"invalid argument"},
 }
 
 // match is how one prediction compares with the verifier.
@@ -135,20 +136,20 @@ func compare(p predict.Prediction, l vmtest.ProgramLoad, s side) (m match, why s
 	if s == sideHidden && needsKernelBTF[l.Type] {
 		return excluded, ""
 	}
-	if p.Verdict == predict.Unknown {
+	if p.Verdict == vocab.Unknown {
 		return unknown, ""
 	}
 	o := outcomeOf(l)
 	switch {
-	case p.Verdict == predict.Loads && o == loaded:
+	case p.Verdict == vocab.Loads && o == loaded:
 		return confirmed, ""
-	case p.Verdict == predict.Loads && o == rejected && outsideModel(l, s):
+	case p.Verdict == vocab.Loads && o == rejected && outsideModel(l, s):
 		return outside, fmt.Sprintf("predicted loads, the kernel: %s", l.Error)
-	case p.Verdict == predict.Loads, o == loaded:
+	case p.Verdict == vocab.Loads, o == loaded:
 		return contradicted, fmt.Sprintf("predicted %s %q, the kernel: %s", p.Verdict, p.Reasons, orLoaded(l))
 	}
 	// Predicted to fail and rejected: for one of the predicted reasons?
-	if first := p.Reasons[0]; first.Kind != predict.KindCORE {
+	if first := p.Reasons[0]; first.Kind != vocab.KindCORE {
 		for _, r := range p.Reasons {
 			for _, word := range kindErrors[r.Kind] {
 				if o == rejected && strings.Contains(l.Error, word) {
@@ -426,15 +427,15 @@ func TestCompare(t *testing.T) {
 	poisonAt := func(at int) []string {
 		return []string{fmt.Sprintf("%d: (85) call unknown#195896080", at), "invalid func unknown#195896080", "processed 9 insns (limit 1000000)"}
 	}
-	loads := predict.Prediction{Verdict: predict.Loads}
-	poisonedAt17 := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 16"}}, ReachedAt: []int{17}}
-	relocFails := predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindCORE, Text: "cilium/ebpf: apply CO-RE relocations: ambiguous"}}}
-	unsure := predict.Prediction{Verdict: predict.Unknown, Reasons: []predict.Reason{{Kind: predict.KindAnalysis, Text: "maybe reachable"}}}
-	fails := func(kind predict.Kind, text string) predict.Prediction {
-		return predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: kind, Text: text}}}
+	loads := predict.Prediction{Verdict: vocab.Loads}
+	poisonedAt17 := predict.Prediction{Verdict: vocab.Fails, Reasons: []predict.Reason{{Kind: vocab.KindCORE, Text: "reachable: byte_off task_struct.mm_cid poisoned at insn 16"}}, ReachedAt: []int{17}}
+	relocFails := predict.Prediction{Verdict: vocab.Fails, Reasons: []predict.Reason{{Kind: vocab.KindCORE, Text: "cilium/ebpf: apply CO-RE relocations: ambiguous"}}}
+	unsure := predict.Prediction{Verdict: vocab.Unknown, Reasons: []predict.Reason{{Kind: vocab.KindAnalysis, Text: "maybe reachable"}}}
+	fails := func(kind vocab.Kind, text string) predict.Prediction {
+		return predict.Prediction{Verdict: vocab.Fails, Reasons: []predict.Reason{{Kind: kind, Text: text}}}
 	}
-	noLoop := fails(predict.KindHelper, "helper bpf_loop (181) is not in this kernel")
-	btfID := fails(predict.KindBTFIDAttach, "fentry needs the kernel's own BTF")
+	noLoop := fails(vocab.KindHelper, "helper bpf_loop (181) is not in this kernel")
+	btfID := fails(vocab.KindBTFIDAttach, "fentry needs the kernel's own BTF")
 	kprobe := func(loaded bool, err string, log []string) vmtest.ProgramLoad {
 		return vmtest.ProgramLoad{Type: ebpf.Kprobe.String(), Loaded: loaded, Error: err, Log: log}
 	}
@@ -468,7 +469,7 @@ func TestCompare(t *testing.T) {
 		{"fentry, kernel BTF, loaded", loads, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Loaded: true}, sideVisible, confirmed},
 		{"fentry, kernel BTF, no target", loads, fentry, sideVisible, outside},
 		{"fentry, kernel BTF, access rules", loads, vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "program direct: load program: permission denied: cannot access ptr member pprev with moff 8 in struct hlist_node with off 8 size 2 (15 line(s) omitted)"}, sideVisible, outside},
-		{"map type, one of the reasons", predict.Prediction{Verdict: predict.Fails, Reasons: []predict.Reason{{Kind: predict.KindBTFIDAttach, Text: "tp_btf"}, {Kind: predict.KindMapType, Text: "cgrp storage"}}},
+		{"map type, one of the reasons", predict.Prediction{Verdict: vocab.Fails, Reasons: []predict.Reason{{Kind: vocab.KindBTFIDAttach, Text: "tp_btf"}, {Kind: vocab.KindMapType, Text: "cgrp storage"}}},
 			vmtest.ProgramLoad{Type: ebpf.Tracing.String(), Error: "map syscalls: map create: invalid argument"}, sideNone, confirmed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

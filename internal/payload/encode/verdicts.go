@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/vocab"
 )
 
 // Prediction is a program predicted not to load on an entry's kernel, or
@@ -14,8 +15,8 @@ import (
 type Prediction struct {
 	Object  Object
 	Program string
-	// Verdict is payload.VerdictFails or payload.VerdictUnknown.
-	Verdict uint64
+	// Verdict is vocab.Fails or vocab.Unknown.
+	Verdict vocab.Verdict
 	// Kind is what the verdict is about (core, helper, ...); Reasons,
 	// at least one, say what.
 	Kind    string
@@ -84,11 +85,11 @@ func verdicts(ix *payload.Index, sorted []Entry) error {
 			if !ok {
 				return fmt.Errorf("entry %s: program %s is not one of object %s's", e.Key, p.Program, p.Object.Name)
 			}
-			if p.Verdict != payload.VerdictFails && p.Verdict != payload.VerdictUnknown {
+			if p.Verdict != vocab.Fails && p.Verdict != vocab.Unknown {
 				return fmt.Errorf("entry %s: %s %s: verdict %d", e.Key, p.Object.Name, p.Program, p.Verdict)
 			}
-			if !payload.ValidKind(p.Kind) || len(p.Reasons) == 0 {
-				return fmt.Errorf("entry %s: %s %s: kind %q (none of %s) or no reason", e.Key, p.Object.Name, p.Program, p.Kind, strings.Join(payload.Kinds, ", "))
+			if !vocab.Kind(p.Kind).Valid() || len(p.Reasons) == 0 {
+				return fmt.Errorf("entry %s: %s %s: kind %q (not a reason kind) or no reason", e.Key, p.Object.Name, p.Program, p.Kind)
 			}
 			id := [2]uint64{o, uint64(prog)}
 			if seen[id] {

@@ -15,6 +15,7 @@ import (
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/rawbtf"
+	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -73,12 +74,12 @@ func WithVerdicts(entries []encode.Entry) []encode.Entry {
 			continue
 		}
 		out[i].Unloadable = []encode.Prediction{{
-			Object: agentObject, Program: "handle_fork", Verdict: payload.VerdictFails, Kind: "core",
+			Object: agentObject, Program: "handle_fork", Verdict: vocab.Fails, Kind: "core",
 			Reasons: []string{"reachable: byte_off task_struct.mm_cid poisoned at insn 12 (e->cid = BPF_CORE_READ(task, mm_cid);)"},
 		}}
 		if e.Key.Arch == "arm64" {
 			out[i].Unloadable = append(out[i].Unloadable, encode.Prediction{
-				Object: agentObject, Program: "handle_exit", Verdict: payload.VerdictUnknown, Kind: "analysis",
+				Object: agentObject, Program: "handle_exit", Verdict: vocab.Unknown, Kind: "analysis",
 				Reasons: []string{
 					"the walk gave up at insn 30: 1000000 instructions walked",
 					"maybe reachable: byte_off task_struct.flags poisoned at insn 41",

@@ -1,8 +1,9 @@
-package predict
+package vocab
 
-// Kind says what a reason is about. The kinds are stable: the report's
-// JSON and the embedded verdicts carry them as these strings
-// (docs/predictions.md lists them).
+import "slices"
+
+// Kind says what a reason is about. The report's JSON and the embedded
+// verdicts carry it as these strings, which docs/predictions.md lists.
 type Kind string
 
 const (
@@ -44,20 +45,15 @@ const (
 	KindAnalysis Kind = "analysis"
 )
 
-// Reason is why a program fails, or may fail, on a kernel: its kind and
-// a sentence for people.
-type Reason struct {
-	Kind Kind
-	Text string
+// kinds are the constants above, in docs/predictions.md's order: Go
+// cannot list a type's constants.
+var kinds = []Kind{
+	KindCORE, KindHelper, KindMapType, KindProgType, KindAttachType, KindKfunc,
+	KindGlobalData, KindCall, KindBTFIDAttach, KindCtxAccess, KindJIT, KindAnalysis,
 }
 
-func (r Reason) String() string { return r.Text }
-
-// reasons makes reasons of one kind from texts.
-func reasons(kind Kind, texts ...string) []Reason {
-	out := make([]Reason, len(texts))
-	for i, t := range texts {
-		out[i] = Reason{kind, t}
-	}
-	return out
-}
+// Valid reports whether k is one of the kinds above. Readers of report
+// parts and payloads refuse any other word: the runtime hands Kind to
+// agents as a stable word to switch on and log, so one from a crafted
+// input ("explodes", an escape sequence) must not reach them.
+func (k Kind) Valid() bool { return slices.Contains(kinds, k) }

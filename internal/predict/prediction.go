@@ -1,42 +1,20 @@
 package predict
 
-import "fmt"
+import (
+	"fmt"
 
-// Verdict is what a program is predicted to do on a kernel.
-type Verdict uint8
-
-const (
-	// Loads: no poisoned instruction can be reached, cilium/ebpf
-	// relocates the program without error, and the kernel has what the
-	// model checks beyond CO-RE (doc.go says what that is, and what it
-	// does not check).
-	Loads Verdict = iota
-	// Fails: cilium/ebpf refuses to relocate the program, the verifier
-	// reaches a poisoned instruction, or the kernel lacks what the
-	// program needs (a helper, map type, kfunc, its own BTF...).
-	Fails
-	// Unknown: the analysis cannot decide; Reasons say why.
-	Unknown
+	"github.com/btfembed/btfembed/internal/vocab"
 )
-
-var verdictNames = [...]string{Loads: "loads", Fails: "fails", Unknown: "unknown"}
-
-func (v Verdict) String() string {
-	if int(v) < len(verdictNames) {
-		return verdictNames[v]
-	}
-	return fmt.Sprintf("Verdict(%d)", v)
-}
 
 // Prediction is the verdict on one program of one object on one kernel.
 type Prediction struct {
 	Object  string
 	Program string
 	Kernel  string
-	Verdict Verdict
+	Verdict vocab.Verdict
 	// Reasons explain Fails and Unknown, each with its Kind: the
 	// reachable poisoned instruction and its relocation
-	// (task_struct.mm_cid) or the cilium/ebpf error (KindCORE), what the
+	// (task_struct.mm_cid) or the cilium/ebpf error (vocab.KindCORE), what the
 	// kernel lacks (a helper, map type, kfunc...), or why the analysis
 	// gave up. For Fails they are the reasons it fails: the first is
 	// the one a report shows.
@@ -62,4 +40,22 @@ type Prediction struct {
 
 func (p Prediction) String() string {
 	return fmt.Sprintf("%s %s on %s: %s", p.Object, p.Program, p.Kernel, p.Verdict)
+}
+
+// Reason is why a program fails, or may fail, on a kernel: its kind and
+// a sentence for people.
+type Reason struct {
+	Kind vocab.Kind
+	Text string
+}
+
+func (r Reason) String() string { return r.Text }
+
+// reasons makes reasons of one kind from texts.
+func reasons(kind vocab.Kind, texts ...string) []Reason {
+	out := make([]Reason, len(texts))
+	for i, t := range texts {
+		out[i] = Reason{kind, t}
+	}
+	return out
 }
