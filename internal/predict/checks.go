@@ -246,15 +246,22 @@ func (b *beyond) checkKfunc(pc int, name string, k *Kernel) {
 // first. Where the types do not decide, the release can only make the
 // verdict Unknown.
 func (b *beyond) checkGlobalData(what, why string, f Feature, k *Kernel, release string, atMapCreation bool) {
-	ff := feature(k, release, f)
+	b.need(vocab.KindGlobalData, what, why, feature(k, release, f), atMapCreation)
+}
+
+// need records what the kernel's lack of a feature does to the program:
+// nothing where it has it, Unknown where only its release says it lacks
+// it, Fails (first, with first) where its types do. why is what happens
+// without the feature.
+func (b *beyond) need(kind vocab.Kind, what, why string, ff featureFact, first bool) {
 	switch {
 	case ff.has:
 	case ff.by == nil:
-		b.unknown = append(b.unknown, Reason{vocab.KindGlobalData, fmt.Sprintf("%s needs %s", what, ff)})
-	case atMapCreation:
-		b.fails = append([]Reason{{vocab.KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)}}, b.fails...)
+		b.unknown = append(b.unknown, Reason{kind, fmt.Sprintf("%s needs %s", what, ff)})
+	case first:
+		b.fails = append([]Reason{{kind, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)}}, b.fails...)
 	default:
-		b.fails = append(b.fails, Reason{vocab.KindGlobalData, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)})
+		b.fails = append(b.fails, Reason{kind, fmt.Sprintf("%s needs %s; without it %s", what, ff, why)})
 	}
 }
 
@@ -275,13 +282,7 @@ func (b *beyond) checkCallsExist(insns asm.Instructions, k *Kernel, release stri
 	if insns[pc].IsLoadOfFunctionPointer() {
 		what = fmt.Sprintf("the callback at insn %d, a bpf-to-bpf reference,", pc)
 	}
-	switch ff := feature(k, release, FeatureCalls); {
-	case ff.has:
-	case ff.by == nil:
-		b.unknown = append(b.unknown, Reason{vocab.KindCall, fmt.Sprintf("%s needs %s", what, ff)})
-	default:
-		b.fails = append(b.fails, Reason{vocab.KindCall, fmt.Sprintf("%s needs %s; without it cilium/ebpf says bpf2bpf calls not supported", what, ff)})
-	}
+	b.need(vocab.KindCall, what, "cilium/ebpf says bpf2bpf calls not supported", feature(k, release, FeatureCalls), false)
 }
 
 // bpfFRdonlyProg is BPF_F_RDONLY_PROG, the map flag cilium/ebpf's ELF
