@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,8 +118,8 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 		br.Reset(f)
 		return nil
 	}
-	isELF, err := compressedELF(br, format)
-	if err := cmp.Or(err, rewind()); err != nil || !isELF {
+	isELF := extract.CompressedELF(br, format)
+	if err := rewind(); err != nil || !isELF {
 		return err != nil, err
 	}
 	k, skipped, err := importDWARF(ctx, in, func(dir string) (*dwarfInput, error) {
@@ -157,19 +156,6 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 	}
 	emit(k, err)
 	return true, nil
-}
-
-// compressedELF tells whether a compressed stream holds an ELF file, from
-// its first decompressed bytes.
-func compressedELF(r io.Reader, format string) (bool, error) {
-	dr, err := extract.NewDecompressReader(r, format)
-	if err != nil {
-		return false, nil
-	}
-	defer dr.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(dr, magic[:])
-	return err == nil && extract.IsELF(magic[:]), nil
 }
 
 // streamELF decompresses an ELF file into file and reads its section

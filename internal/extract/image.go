@@ -26,15 +26,22 @@ const maxImageDepth = 4
 // ErrNoBTF that says where such a kernel's types are: its DWARF.
 func FindImageBTF(data []byte) (ImageBTF, error) {
 	img, err := findImageBTFDepth(data, 0)
-	if errors.Is(err, ErrNoBTF) && (isBzImage(data) || isZboot(data) || isZImage(data) || isFlatImage(data)) {
+	if errors.Is(err, ErrNoBTF) && (isBzImage(data) || isZboot(data) || isZImage(data) || flatImageArch(data) != "") {
 		err = fmt.Errorf("%w; a kernel built without BTF is imported from its DWARF instead: the vmlinux its build left (CONFIG_DEBUG_INFO), or its debug package (Debian linux-image-<release>-dbg, Ubuntu linux-image-unsigned-<release>-dbgsym, RHEL and Fedora kernel-debuginfo), given to btfembed corpus import (docs/corpus.md)", err)
 	}
 	return img, err
 }
 
-// isFlatImage says data is an arm64 or riscv Image, by its header's magic.
-func isFlatImage(data []byte) bool {
-	return HasPrefixAt(data, 56, []byte("ARM\x64")) || HasPrefixAt(data, 56, []byte("RSC\x05"))
+// flatImageArch is the architecture of an arm64 or riscv Image, by its
+// header's magic; "" for anything else.
+func flatImageArch(data []byte) string {
+	switch {
+	case HasPrefixAt(data, 56, []byte("ARM\x64")):
+		return "arm64"
+	case HasPrefixAt(data, 56, []byte("RSC\x05")):
+		return "riscv64"
+	}
+	return ""
 }
 
 func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
@@ -70,11 +77,8 @@ func findImageBTFDepth(data []byte, depth int) (ImageBTF, error) {
 	case isZImage(data):
 		return zImageBTF(data, depth)
 
-	case HasPrefixAt(data, 56, []byte("ARM\x64")):
-		return flatImage(data, "arm64")
-
-	case HasPrefixAt(data, 56, []byte("RSC\x05")):
-		return flatImage(data, "riscv64")
+	case flatImageArch(data) != "":
+		return flatImage(data, flatImageArch(data))
 	}
 
 	if format := SniffCompression(data); format != FormatNone && format != FormatLZMA {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"io"
 	"strings"
@@ -39,8 +40,8 @@ func ModuleBTF(file string, data []byte) ([]byte, error) {
 			// A module is ELF from its first bytes: anything else is
 			// refused before it inflates to the cap (issue 33: eleven
 			// 380 MiB modules of zeros in a 1 KB package).
-			if err := checkELFStart(data, format); err != nil {
-				return nil, err
+			if !CompressedELF(bytes.NewReader(data), format) {
+				return nil, fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
 			}
 		}
 		inner, release, err := Decompress(data, format, MaxImage)
@@ -66,20 +67,16 @@ func ModuleBTF(file string, data []byte) ([]byte, error) {
 	return e.BTF, nil
 }
 
-// checkELFStart decompresses the first bytes of a compressed module and
-// checks they open an ELF file.
-func checkELFStart(data []byte, format string) error {
-	r, err := NewDecompressReader(bytes.NewReader(data), format)
+// CompressedELF tells whether a compressed stream opens with the ELF
+// magic, from its first decompressed bytes, without inflating the rest.
+// A stream that does not decode that far is not ELF either.
+func CompressedELF(r io.Reader, format string) bool {
+	dr, err := NewDecompressReader(r, format)
 	if err != nil {
-		return err
+		return false
 	}
-	defer r.Close()
-	head := make([]byte, len(elfMagic))
-	if _, err := io.ReadFull(r, head); err != nil {
-		return fmt.Errorf("%s: %w", format, err)
-	}
-	if !IsELF(head) {
-		return fmt.Errorf("%w: module is not ELF", ErrUnknownFormat)
-	}
-	return nil
+	defer dr.Close()
+	var head [len(elf.ELFMAG)]byte
+	_, err = io.ReadFull(dr, head[:])
+	return err == nil && IsELF(head[:])
 }
