@@ -10,6 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/btfembed/btfembed/generator"
+	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
 
@@ -165,8 +166,9 @@ func (*lineProgress) stop() {}
 // importProgress prints how the long part of each import input goes
 // (corpus.ImportOptions.Progress: the modules pahole makes BTF of, minutes
 // for a debug package), so that a log, where no bar is drawn, shows the
-// import alive: a line when an input starts it, at each tenth of it, and
-// when interval has passed since the input's last line.
+// import alive: a line when an input starts, when its read ends, at each
+// tenth of its modules made after that, and when interval has passed
+// since the input's last line.
 type importProgress struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -177,7 +179,8 @@ type importProgress struct {
 // inputProgress is where one input is.
 type inputProgress struct {
 	start, last time.Time
-	tenth       int // tenths done at the last line
+	read        bool // its read had ended at the last line
+	tenth       int  // tenths made at the last line
 }
 
 func newImportProgress(w io.Writer, interval time.Duration) *importProgress {
@@ -185,34 +188,40 @@ func newImportProgress(w io.Writer, interval time.Duration) *importProgress {
 }
 
 // report is a corpus.ImportOptions.Progress.
-func (p *importProgress) report(input string, done, total int) {
+func (p *importProgress) report(input string, m corpus.ModuleProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	in := p.inputs[input]
-	if in == nil {
+	first := in == nil
+	if first {
 		in = &inputProgress{start: now}
 		p.inputs[input] = in
 	}
 	tenth := 0
-	if total > 0 {
-		tenth = done * 10 / total
+	if m.Read && m.Found > 0 {
+		tenth = m.Done * 10 / m.Found
 	}
-	if done == 0 || done >= total || tenth > in.tenth || now.Sub(in.last) >= p.interval {
-		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(done, total, now.Sub(in.start)))
-		in.tenth, in.last = tenth, now
+	end := m.Read && m.Done >= m.Found
+	if first || end || m.Read != in.read || tenth > in.tenth || now.Sub(in.last) >= p.interval {
+		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(m, now.Sub(in.start)))
+		in.read, in.tenth, in.last = m.Read, tenth, now
 	}
-	if done >= total {
+	if end {
 		delete(p.inputs, input)
 	}
 }
 
-// moduleProgress says how many modules are done, of how many, in how
-// long, and how long the rest should take.
-func moduleProgress(done, total int, elapsed time.Duration) string {
-	s := fmt.Sprintf("%d/%d modules, %s", done, total, elapsed.Round(time.Second))
-	if done > 0 && done < total {
-		eta := time.Duration(float64(total-done) / float64(done) * float64(elapsed))
+// moduleProgress says how many modules are made, of how many, in how
+// long, and how long the rest should take; while the input is still read
+// (and modules made as they come), how many are found so far.
+func moduleProgress(m corpus.ModuleProgress, elapsed time.Duration) string {
+	if !m.Read {
+		return fmt.Sprintf("reading: %d modules found, %d made, %s", m.Found, m.Done, elapsed.Round(time.Second))
+	}
+	s := fmt.Sprintf("%d/%d modules, %s", m.Done, m.Found, elapsed.Round(time.Second))
+	if m.Done > 0 && m.Done < m.Found {
+		eta := time.Duration(float64(m.Found-m.Done) / float64(m.Done) * float64(elapsed))
 		s += fmt.Sprintf(", about %s left", eta.Round(time.Second))
 	}
 	return s

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/btfembed/btfembed/generator/corpus"
 )
 
 // TestProgress: both forms count kernels, a skipped entry taken off the
@@ -99,21 +101,26 @@ func (b *lockedBuffer) waitFor(t *testing.T, s string) {
 	}
 }
 
-// TestImportProgress: an import input's modules are reported at the start,
-// at each tenth and at the end, or at every call once the interval has
-// passed, with the input named and the time left.
+// TestImportProgress: an import input's modules are reported at the
+// start, when the read ends, at each tenth made and at the end, or at
+// every call once the interval has passed, with the input named and the
+// time left.
 func TestImportProgress(t *testing.T) {
 	for _, tt := range []struct {
 		interval time.Duration
 		lines    int
 	}{
-		{time.Hour, 11}, // 0, 10, ..., 100 of 100
-		{0, 101},
+		{time.Hour, 12}, // start; read; 10, ..., 100 of 100
+		{0, 202},
 	} {
 		var out bytes.Buffer
 		p := newImportProgress(&out, tt.interval)
+		const deb = "linux-image-5.10.0-32-amd64-dbg.deb"
+		for found := range 101 {
+			p.report(deb, corpus.ModuleProgress{Found: found})
+		}
 		for done := range 101 {
-			p.report("linux-image-5.10.0-32-amd64-dbg.deb", done, 100)
+			p.report(deb, corpus.ModuleProgress{Done: done, Found: 100, Read: true})
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		if len(lines) != tt.lines {
@@ -121,16 +128,16 @@ func TestImportProgress(t *testing.T) {
 			continue
 		}
 		for i, want := range map[int]string{
-			0:              "btfembed corpus import: linux-image-5.10.0-32-amd64-dbg.deb: 0/100 modules, 0s",
-			len(lines) / 2: "/100 modules, ",
+			0:              "btfembed corpus import: linux-image-5.10.0-32-amd64-dbg.deb: reading: 0 modules found, 0 made, 0s",
+			len(lines) - 6: "/100 modules, ",
 			len(lines) - 1: "btfembed corpus import: linux-image-5.10.0-32-amd64-dbg.deb: 100/100 modules, ",
 		} {
 			if !strings.HasPrefix(lines[i], want) && !strings.Contains(lines[i], want) {
 				t.Errorf("interval %v: line %d is %q, want %q", tt.interval, i, lines[i], want)
 			}
 		}
-		if !strings.Contains(lines[len(lines)/2], "left") {
-			t.Errorf("interval %v: %q says no time left", tt.interval, lines[len(lines)/2])
+		if !strings.Contains(lines[len(lines)-6], "left") {
+			t.Errorf("interval %v: %q says no time left", tt.interval, lines[len(lines)-6])
 		}
 	}
 }

@@ -5,15 +5,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/pahole"
-	"github.com/btfembed/btfembed/internal/pathelem"
 )
 
 // dwarfInput is a kernel whose BTF pahole makes from DWARF: its files
@@ -36,6 +31,11 @@ type dwarfInput struct {
 	Fallback told
 }
 
+// dwarfReader streams the DWARF files of a source into dir, telling found
+// of each as it is whole on disk (extract.DWARFOptions.Found), so that
+// pahole can start on them while the rest streams.
+type dwarfReader func(dir string, found func(extract.DWARFFile) error) (*dwarfInput, error)
+
 // dwarfModule is one module file of a dwarfInput.
 type dwarfModule struct {
 	Name   string // module name ("nf_conntrack")
@@ -54,7 +54,8 @@ type dwarfModule struct {
 // and a hit returns it without calling read or running pahole. On a miss
 // read is called with a new private temporary directory to stream the
 // DWARF files into (never into memory: a debug vmlinux is hundreds of
-// MB); the directory is removed when importDWARF returns, and on
+// MB), and pahole starts on each file as it arrives (dwarfEncoder); the
+// directory is removed when importDWARF returns, and on
 // SIGINT/SIGTERM by atomicfile.RemoveTemps. A cache that cannot be read or
 // written only warns (ImportOptions.Warn). In verify mode
 // (ImportOptions.CacheVerify) a hit is not returned: pahole runs as on a
@@ -66,7 +67,7 @@ type dwarfModule struct {
 // pahole made no types, and ErrIncompleteKey when nothing tells the
 // release or architecture; a missing or too old pahole wraps
 // pahole.ErrNotFound or pahole.ErrTooOld and says what to install.
-func importDWARF(ctx context.Context, source string, read func(dir string) (*dwarfInput, error), opts *ImportOptions) (*Kernel, []error, error) {
+func importDWARF(ctx context.Context, source string, read dwarfReader, opts *ImportOptions) (*Kernel, []error, error) {
 	tool, err := pahole.Find(ctx)
 	if err != nil {
 		return nil, nil, &KernelError{Path: source, Err: err}
@@ -90,11 +91,13 @@ func importDWARF(ctx context.Context, source string, read func(dir string) (*dwa
 		return nil, nil, &KernelError{Path: source, Err: err}
 	}
 	defer remove()
-	in, err := read(dir)
+	enc := newDWARFEncoder(ctx, tool, source, dir, opts)
+	defer enc.stop()
+	in, err := read(dir, enc.found)
 	if err != nil {
 		return nil, nil, &KernelError{Path: source, Err: err}
 	}
-	k, skipped, err = kernelFromDWARF(ctx, tool, source, in, dir, opts)
+	k, skipped, err = enc.kernel(in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,80 +118,6 @@ func memberPath(source, member string) string {
 		return source
 	}
 	return source + ":" + member
-}
-
-// kernelFromDWARF runs pahole on a vmlinux and its modules; dir is a
-// private temporary directory.
-func kernelFromDWARF(ctx context.Context, tool *pahole.Tool, source string, in *dwarfInput, dir string, opts *ImportOptions) (*Kernel, []error, error) {
-	path := memberPath(source, in.Member)
-	fail := func(err error) (*Kernel, []error, error) { return nil, nil, &KernelError{Path: path, Err: err} }
-	key, err := dwarfKey(in, opts)
-	if err != nil {
-		return fail(err)
-	}
-	kv := pahole.ParseKernelRelease(key.key.Release)
-	vmlinux, err := tool.Encode(ctx, pahole.Job{ELF: in.VMLinux, Kernel: kv})
-	if err != nil {
-		return fail(err)
-	}
-	base, err := extract.ParseBTF(vmlinux, nil)
-	if err != nil {
-		return fail(err)
-	}
-	k := &Kernel{Path: path, VMLinux: vmlinux}
-	k.setKey(key)
-	if len(in.Modules) == 0 || opts != nil && opts.NoModules {
-		return k, nil, nil
-	}
-	// pahole reads the base from a file.
-	baseFile := filepath.Join(dir, ".vmlinux.btf")
-	if err := os.WriteFile(baseFile, vmlinux, 0o600); err != nil {
-		return fail(err)
-	}
-	defer os.Remove(baseFile)
-	mods := slices.Clone(in.Modules)
-	slices.SortFunc(mods, func(a, b dwarfModule) int { return strings.Compare(a.Member, b.Member) })
-	btfs := make([][]byte, len(mods))
-	errs := make([]error, len(mods))
-	moduleDone := opts.progress(source, len(mods))
-	sem := make(chan struct{}, opts.workers())
-	var wg sync.WaitGroup
-	for i, m := range mods {
-		if errs[i] = pathelem.Validate(m.Name); errs[i] != nil {
-			moduleDone()
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			defer moduleDone()
-			btfs[i], errs[i] = tool.Encode(ctx, pahole.Job{ELF: m.File, Kernel: kv, BaseFile: baseFile, Base: base})
-			if errs[i] == nil {
-				errs[i] = checkModule(btfs[i], base)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	var skipped []error
-	seen := map[string]bool{}
-	for i, m := range mods {
-		err := errs[i]
-		if err == nil && seen[m.Name] {
-			err = fmt.Errorf("duplicate module %s", m.Name)
-		}
-		if err != nil {
-			skipped = append(skipped, &KernelError{Path: memberPath(source, m.Member), Err: err})
-			continue
-		}
-		seen[m.Name] = true
-		k.Modules = append(k.Modules, Module{Name: m.Name, Path: memberPath(source, m.Member), BTF: btfs[i]})
-	}
-	slices.SortFunc(k.Modules, func(a, b Module) int { return strings.Compare(a.Name, b.Name) })
-	return k, skipped, nil
 }
 
 // dwarfKey completes a DWARF input's key from its vmlinux: the ELF

@@ -52,32 +52,15 @@ type ImportOptions struct {
 	Warn func(error)
 	// Progress, if set, is told how the long part of an input goes: the
 	// modules of a kernel made from DWARF (a debug package has thousands,
-	// minutes of pahole), as done of total, from 0 when the vmlinux is
-	// made to total. Calls for one input come one at a time; calls for
-	// different inputs may come at once.
-	Progress func(input string, done, total int)
+	// minutes of pahole), from the start of its read, as each module is
+	// found and as each is made, to all made. Calls for one input come one
+	// at a time; calls for different inputs may come at once.
+	Progress func(input string, p ModuleProgress)
 }
 
 func (o *ImportOptions) warn(err error) {
 	if o != nil && o.Warn != nil {
 		o.Warn(err)
-	}
-}
-
-// progress returns the function that counts the modules of input, which
-// tells Progress; it is safe for concurrent use.
-func (o *ImportOptions) progress(input string, total int) func() {
-	if o == nil || o.Progress == nil {
-		return func() {}
-	}
-	var mu sync.Mutex
-	done := 0
-	o.Progress(input, 0, total)
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		o.Progress(input, done, total)
 	}
 }
 
@@ -246,8 +229,8 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	br := bufio.NewReaderSize(f, 1<<16)
 	if magic, _ := br.Peek(len(extract.ArMagic)); string(magic) == extract.ArMagic {
 		if c, err := extract.ReadDebControl(br); err == nil && extract.IsDebugPackage(c) {
-			emitDWARF(ctx, in, emit, opts, func(dir string) (*dwarfInput, error) {
-				return readDebugDeb(in, dir, opts)
+			emitDWARF(ctx, in, emit, opts, func(dir string, found func(extract.DWARFFile) error) (*dwarfInput, error) {
+				return readDebugDeb(in, dir, found, opts)
 			})
 			return
 		}

@@ -17,7 +17,7 @@ import (
 
 // emitDWARF imports one kernel through importDWARF and hands it, and the
 // modules it skipped, to emit.
-func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *ImportOptions, read func(dir string) (*dwarfInput, error)) {
+func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *ImportOptions, read dwarfReader) {
 	k, skipped, err := importDWARF(ctx, in, read, opts)
 	for _, e := range skipped {
 		emit(nil, e)
@@ -26,14 +26,14 @@ func emitDWARF(ctx context.Context, in string, emit func(*Kernel, error), opts *
 }
 
 // readDebugDeb streams a Debian debug package's vmlinux and modules into
-// dir.
-func readDebugDeb(in, dir string, opts *ImportOptions) (*dwarfInput, error) {
+// dir, telling found of each.
+func readDebugDeb(in, dir string, found func(extract.DWARFFile) error, opts *ImportOptions) (*dwarfInput, error) {
 	f, err := os.Open(in)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	d, err := extract.ReadDebDWARF(bufio.NewReaderSize(f, 1<<16), dir, opts != nil && opts.NoModules)
+	d, err := extract.ReadDebDWARF(bufio.NewReaderSize(f, 1<<16), extract.DWARFOptions{Dir: dir, NoModules: opts != nil && opts.NoModules, Found: found})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 		if err != nil || e.HasBTF || !e.HasDWARF {
 			return false, nil // read as before, which reports the problem
 		}
-		emitDWARF(ctx, in, emit, opts, func(string) (*dwarfInput, error) {
+		emitDWARF(ctx, in, emit, opts, func(string, func(extract.DWARFFile) error) (*dwarfInput, error) {
 			return &dwarfInput{VMLinux: in, Key: pathKey}, nil
 		})
 		return true, nil
@@ -122,7 +122,7 @@ func importELFDWARF(ctx context.Context, in string, f *os.File, br *bufio.Reader
 	if err := rewind(); err != nil || !isELF {
 		return err != nil, err
 	}
-	k, skipped, err := importDWARF(ctx, in, func(dir string) (*dwarfInput, error) {
+	k, skipped, err := importDWARF(ctx, in, func(dir string, _ func(extract.DWARFFile) error) (*dwarfInput, error) {
 		file := filepath.Join(dir, "vmlinux")
 		e, err := streamELF(br, format, file)
 		if err != nil {

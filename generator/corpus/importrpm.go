@@ -89,8 +89,8 @@ func readRPMHeader(in string) (h extract.RPMHeader, isRPM bool, err error) {
 // all.
 func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, emit func(in string, k *Kernel, err error)) {
 	if p := group[0]; p.header.IsDebuginfo() {
-		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string) (*dwarfInput, error) {
-			return readDebugRPM(p, dir, opts)
+		emitDWARF(ctx, p.file, func(k *Kernel, err error) { emit(p.file, k, err) }, opts, func(dir string, found func(extract.DWARFFile) error) (*dwarfInput, error) {
+			return readDebugRPM(p, dir, found, opts)
 		})
 		return
 	}
@@ -157,7 +157,7 @@ func readRPMFiles(file string, workers int) (extract.PackageFiles, error) {
 // into dir. The key is the package's, as for kernel-core: its ARCH tag,
 // the release of the vmlinux's path and the distribution RPMDistro tells;
 // the vmlinux's banner and ELF machine fill what they leave out.
-func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*dwarfInput, error) {
+func readDebugRPM(p rpmPackage, dir string, found func(extract.DWARFFile) error, opts *ImportOptions) (*dwarfInput, error) {
 	f, err := os.Open(p.file)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func readDebugRPM(p rpmPackage, dir string, opts *ImportOptions) (*dwarfInput, e
 	if err != nil {
 		return nil, err
 	}
-	vmlinux, modules, err := r.ReadDWARF(dir, opts != nil && opts.NoModules)
+	vmlinux, modules, err := r.ReadDWARF(extract.DWARFOptions{Dir: dir, NoModules: opts != nil && opts.NoModules, Found: found})
 	if err != nil {
 		return nil, err
 	}

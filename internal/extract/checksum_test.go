@@ -70,7 +70,7 @@ var debReaders = []struct {
 		return err
 	}},
 	{"ReadDebDWARF", "control.tar data.tar", func(t *testing.T, deb []byte) error {
-		_, err := ReadDebDWARF(bytes.NewReader(deb), t.TempDir(), false)
+		_, err := ReadDebDWARF(bytes.NewReader(deb), DWARFOptions{Dir: t.TempDir()})
 		return err
 	}},
 	{"DebFiles", "data.tar", func(t *testing.T, deb []byte) error {
@@ -219,7 +219,7 @@ func TestRPMChecksums(t *testing.T) {
 					read func(p *RPM) error
 				}{
 					{"ReadKernelFiles", func(p *RPM) error { _, err := p.ReadKernelFiles(2); return err }},
-					{"ReadDWARF", func(p *RPM) error { _, _, err := p.ReadDWARF(t.TempDir(), false); return err }},
+					{"ReadDWARF", func(p *RPM) error { _, _, err := p.ReadDWARF(DWARFOptions{Dir: t.TempDir()}); return err }},
 				} {
 					p, err := OpenRPM(bytes.NewReader(pkg.data))
 					if err != nil {

@@ -97,19 +97,34 @@ func debugModulePath(p string) (release, name string, ok bool) {
 	return release, name, true
 }
 
+// DWARFOptions says where the reader of a debug package streams its files,
+// which, and who hears of each.
+type DWARFOptions struct {
+	// Dir is where the files are written, under names of their own
+	// (never the members' paths).
+	Dir string
+	// NoModules leaves the modules unread.
+	NoModules bool
+	// Found, if set, is called with each file once it is whole on disk,
+	// in the package's order, so that work on it can start while the rest
+	// of the package streams (a debug package takes a minute to unpack);
+	// an error it returns ends the read.
+	Found func(DWARFFile) error
+}
+
 // ReadDebDWARF reads a kernel debug package in one pass and streams its
-// debug vmlinux files and, unless noModules, its debug modules into dir,
-// under names of its own (never the members' paths), within the caps
-// MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in memory.
+// debug vmlinux files and, unless o.NoModules, its debug modules into
+// o.Dir, within the caps MaxDWARFFile and MaxDWARFTotal. Nothing of them
+// is held in memory.
 //
 // Each file is checked from its first bytes before it is written: an ELF
 // file of a kernel's type and of the architecture the control file says
 // (which comes before data.tar in a package); a member that is not is an
 // error wrapping ErrUnknownFormat, or ErrArchMismatch, naming it.
-func ReadDebDWARF(r io.Reader, dir string, noModules bool) (*DebDWARF, error) {
+func ReadDebDWARF(r io.Reader, o DWARFOptions) (*DebDWARF, error) {
 	var d DebDWARF
 	err := readDebArchive(r, &d.Control, func(data io.Reader, format string) error {
-		files := dwarfFiles{dir: dir, noModules: noModules,
+		files := dwarfFiles{DWARFOptions: o,
 			claim: archClaim{pkg: d.Control.Package, source: "its control file", arch: d.Control.Architecture}}
 		if err := readDebDWARFData(data, format, &files); err != nil {
 			return err
@@ -170,12 +185,11 @@ func (c archClaim) check(member string, h elfHead) error {
 // dwarfFiles streams the debug vmlinux files and modules of a package to
 // disk as its archive streams, under names of its own.
 type dwarfFiles struct {
-	dir       string
-	noModules bool
-	claim     archClaim
-	quota     DiskQuota
-	vmlinux   []DWARFFile
-	modules   []DWARFFile
+	DWARFOptions
+	claim   archClaim
+	quota   DiskQuota
+	vmlinux []DWARFFile
+	modules []DWARFFile
 }
 
 // add takes one regular file of the package, named as in the archive,
@@ -190,7 +204,7 @@ func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
 	var list *[]DWARFFile
 	if rel, ok := debugVMLinuxPath(p); ok {
 		f.Release, list = rel, &d.vmlinux
-	} else if rel, mod, ok := debugModulePath(p); ok && !d.noModules {
+	} else if rel, mod, ok := debugModulePath(p); ok && !d.NoModules {
 		f.Release, f.Name, list = rel, mod, &d.modules
 	} else {
 		return nil
@@ -207,7 +221,7 @@ func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
 	if err := d.claim.check(p, h); err != nil {
 		return err
 	}
-	f.File = filepath.Join(d.dir, strconv.Itoa(len(d.vmlinux)+len(d.modules))+".elf")
+	f.File = filepath.Join(d.Dir, strconv.Itoa(len(d.vmlinux)+len(d.modules))+".elf")
 	got, err := d.quota.StreamToFile(f.File, io.MultiReader(bytes.NewReader(head[:n]), r))
 	if err != nil {
 		return fmt.Errorf("member %s: %w", name, err)
@@ -216,5 +230,8 @@ func (d *dwarfFiles) add(name string, size int64, r io.Reader) error {
 		return fmt.Errorf("member %s: %w", name, io.ErrUnexpectedEOF)
 	}
 	*list = append(*list, f)
+	if d.Found != nil {
+		return d.Found(f)
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,9 +72,22 @@ func TestReadDebDWARF(t *testing.T) {
 	}
 	for _, noModules := range []bool{false, true} {
 		dir := t.TempDir()
-		d, err := ReadDebDWARF(bytes.NewReader(deb), dir, noModules)
+		// Found hears of each file as soon as it is whole on disk.
+		var found []DWARFFile
+		whole := func(f DWARFFile) error {
+			b, err := os.ReadFile(f.File)
+			if err != nil || len(b) != len(vmlinux) && len(b) != len(mod) {
+				t.Errorf("Found(%s): %d bytes on disk, %v", f.Path, len(b), err)
+			}
+			found = append(found, f)
+			return nil
+		}
+		d, err := ReadDebDWARF(bytes.NewReader(deb), DWARFOptions{Dir: dir, NoModules: noModules, Found: whole})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Equal(found, append(slices.Clone(d.VMLinux), d.Modules...)) {
+			t.Errorf("Found heard of %+v, the package holds %+v and %+v", found, d.VMLinux, d.Modules)
 		}
 		if len(d.VMLinux) != 1 || d.VMLinux[0].Release != "6.99.0-1-amd64" {
 			t.Fatalf("vmlinux %+v", d.VMLinux)
@@ -99,7 +113,12 @@ func TestReadDebDWARF(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ReadDebDWARF(bytes.NewReader(deb[:len(deb)-40]), t.TempDir(), false); err == nil || !strings.Contains(err.Error(), "data.tar.gz") {
+	stop := errors.New("stop")
+	var heard int
+	if _, err := ReadDebDWARF(bytes.NewReader(deb), DWARFOptions{Dir: t.TempDir(), Found: func(DWARFFile) error { heard++; return stop }}); !errors.Is(err, stop) || heard != 1 {
+		t.Errorf("Found's error: read ended with %v after %d files, want it after 1", err, heard)
+	}
+	if _, err := ReadDebDWARF(bytes.NewReader(deb[:len(deb)-40]), DWARFOptions{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "data.tar.gz") {
 		t.Errorf("truncated package: %v", err)
 	}
 }
@@ -111,7 +130,7 @@ func FuzzReadDebDWARF(f *testing.F) {
 		extracttest.Section{Name: "./usr/lib/debug/lib/modules/6.99.0-1-amd64/kernel/x.ko", Data: []byte("\x7fELF")}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		d, err := ReadDebDWARF(bytes.NewReader(data), dir, false)
+		d, err := ReadDebDWARF(bytes.NewReader(data), DWARFOptions{Dir: dir})
 		if err != nil {
 			return
 		}
@@ -156,7 +175,7 @@ func TestReadDebDWARFFirstBytes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			deb := debugDebOf(t, extracttest.Compressors[FormatGzip](t, tt.data))
 			dir := t.TempDir()
-			d, err := ReadDebDWARF(bytes.NewReader(deb), dir, false)
+			d, err := ReadDebDWARF(bytes.NewReader(deb), DWARFOptions{Dir: dir})
 			files, _ := os.ReadDir(dir)
 			if tt.want == "" {
 				if err != nil || len(d.VMLinux) != 1 || len(files) != 1 {
@@ -188,7 +207,7 @@ func TestReadDWARFArch(t *testing.T) {
 			b := extracttest.DpkgDeb(t, control, "gzip",
 				extracttest.Section{Name: "usr/lib/debug/boot/vmlinux-6.99.0-1-" + arch, Data: file},
 				extracttest.Section{Name: "usr/lib/debug/lib/modules/6.99.0-1-" + arch + "/kernel/m.ko", Data: file})
-			d, err := ReadDebDWARF(bytes.NewReader(b), dir, false)
+			d, err := ReadDebDWARF(bytes.NewReader(b), DWARFOptions{Dir: dir})
 			if err != nil {
 				return nil, err
 			}
@@ -210,7 +229,7 @@ func TestReadDWARFArch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vmlinux, modules, err := p.ReadDWARF(dir, false)
+			vmlinux, modules, err := p.ReadDWARF(DWARFOptions{Dir: dir})
 			return append(vmlinux, modules...), err
 		}
 	}

@@ -10,15 +10,14 @@ func (h RPMHeader) IsDebuginfo() bool {
 }
 
 // ReadDWARF streams the payload's debug vmlinux files
-// (usr/lib/debug/lib/modules/<release>/vmlinux) and, unless noModules,
+// (usr/lib/debug/lib/modules/<release>/vmlinux) and, unless o.NoModules,
 // its debug modules (usr/lib/debug/lib/modules/<release>/**/<name>.ko.debug)
-// into dir, under names of its own (never the members' paths), within
-// the caps MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in
+// into o.Dir, within the caps MaxDWARFFile and MaxDWARFTotal. Nothing of them is held in
 // memory: a kernel-debuginfo vmlinux is hundreds of MB. As ReadDebDWARF
 // does, it checks each file from its first bytes before writing it: an
 // ELF file of a kernel's type, of the architecture the ARCH tag says.
-func (p *RPM) ReadDWARF(dir string, noModules bool) (vmlinux, modules []DWARFFile, err error) {
-	files := dwarfFiles{dir: dir, noModules: noModules,
+func (p *RPM) ReadDWARF(o DWARFOptions) (vmlinux, modules []DWARFFile, err error) {
+	files := dwarfFiles{DWARFOptions: o,
 		claim: archClaim{pkg: p.Header.Name, source: "its ARCH tag", arch: p.Header.Arch}}
 	if err := p.walk(files.add); err != nil {
 		return nil, nil, err
