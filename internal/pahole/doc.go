@@ -18,7 +18,7 @@
 //
 //	pahole     kernel         flag                            why
 //	any        any            -F dwarf                        read DWARF only, never a .BTF already there
-//	1.22+      5.17+          -j                              the kernel's build encodes in parallel from 5.17 (one thread per CPU)
+//	1.22+      5.17+          -j                              the kernel's build encodes in parallel from 5.17 (one thread per CPU); not for a module (see Flags)
 //	1.22-1.25  5.13+          --btf_gen_floats                BTF_KIND_FLOAT exists from 5.13
 //	1.24-1.25  before 6.0     --skip_encoding_btf_enum64      BTF_KIND_ENUM64 exists from 6.0 (the stable trees' script)
 //	1.24-1.25  before 5.16    --skip_encoding_btf_decl_tag    BTF_KIND_DECL_TAG exists from 5.16

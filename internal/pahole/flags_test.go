@@ -28,9 +28,14 @@ func TestFlags(t *testing.T) {
 		// An unknown kernel is taken as the newest.
 		{"", Version{1, 24}, "-F dwarf -j --btf_gen_floats --lang_exclude=rust"},
 	} {
-		got := strings.Join(Flags(ParseKernelRelease(tt.kernel), tt.pahole), " ")
+		got := strings.Join(Flags(ParseKernelRelease(tt.kernel), tt.pahole, false), " ")
 		if got != tt.want {
 			t.Errorf("Flags(%q, %v) = %q, want %q", tt.kernel, tt.pahole, got, tt.want)
+		}
+		// A module's run is the same, without -j.
+		wantModule := strings.Replace(tt.want, " -j", "", 1)
+		if got := strings.Join(Flags(ParseKernelRelease(tt.kernel), tt.pahole, true), " "); got != wantModule {
+			t.Errorf("Flags(%q, %v, module) = %q, want %q", tt.kernel, tt.pahole, got, wantModule)
 		}
 	}
 }
@@ -72,7 +77,7 @@ func TestParseKernelRelease(t *testing.T) {
 			t.Errorf("ParseKernelRelease(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	if !slices.Contains(Flags(KernelVersion{}, Version{1, 24}), "-j") {
+	if !slices.Contains(Flags(KernelVersion{}, Version{1, 24}, false), "-j") {
 		t.Error("an unknown kernel does not get -j")
 	}
 }

@@ -73,6 +73,9 @@ type Job struct {
 	Base     *rawbtf.Spec
 }
 
+// flags are the run's Flags.
+func (j Job) flags(v Version) []string { return Flags(j.Kernel, v, j.BaseFile != "") }
+
 // Encode runs pahole on j.ELF and returns the raw BTF it makes, standalone
 // for a vmlinux, split over j.Base for a module, checked to parse and to
 // hold at least one type: BTF without types (a file without DWARF) is an
@@ -89,7 +92,7 @@ func (t *Tool) Encode(ctx context.Context, j Job) ([]byte, error) {
 	}
 	size := inputSize(f, fileSize)
 	f.Close()
-	return t.encode(ctx, j, size, limitsFor(size, paholeThreads(Flags(j.Kernel, t.Version))))
+	return t.encode(ctx, j, size, limitsFor(size, paholeThreads(j.flags(t.Version))))
 }
 
 // encode is Encode with the input's size (inputSize) and the run's limits.
@@ -117,7 +120,7 @@ func (t *Tool) encode(ctx context.Context, j Job, size int64, lim limits) ([]byt
 	}
 	defer remove()
 	out := filepath.Join(dir, "out.btf")
-	args := append(Flags(j.Kernel, t.Version), "--btf_encode_detached="+out)
+	args := append(j.flags(t.Version), "--btf_encode_detached="+out)
 	if j.BaseFile != "" {
 		args = append(args, "--btf_base="+j.BaseFile)
 	}
