@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,27 @@ func TestShardMerge(t *testing.T) {
 	}
 	if err := run(&stdout, &stderr, []string{"merge", "-pkg", "agent", parts[0]}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("merge of one part of two: %v", err)
+	}
+	// merge -check passes on the outputs it wrote, and fails, naming it,
+	// on a payload that differs, writing nothing.
+	check := append([]string{"merge", "-q", "-check", "-pkg", "agent", "-output", filepath.Join(sharded, "kernelbtf.go")}, parts...)
+	if err := run(&stdout, &stderr, check); err != nil {
+		t.Errorf("merge -check on fresh outputs: %v", err)
+	}
+	payload := filepath.Join(sharded, "kernelbtf.btfembed")
+	before, err := os.ReadFile(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spoilt := append(before, 0)
+	if err := os.WriteFile(payload, spoilt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(&stdout, &stderr, check); !errors.Is(err, errStale) || !strings.Contains(err.Error(), payload) {
+		t.Errorf("merge -check on a changed payload: %v, want errStale naming %s", err, payload)
+	}
+	if after, _ := os.ReadFile(payload); !bytes.Equal(after, spoilt) {
+		t.Errorf("merge -check wrote %s", payload)
 	}
 }
 

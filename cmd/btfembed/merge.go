@@ -156,6 +156,7 @@ func runMerge(stdout, stderr io.Writer, args []string) error {
 	fs.BoolVar(&f.quiet, "q", false, "print only errors and the summary line")
 	fs.BoolVar(&f.verbose, "v", false, "also list guarded misses and every relocation that does not resolve somewhere")
 	fs.BoolVar(&f.failOnUnloadable, "fail-on-unloadable", false, "exit with an error, after writing the output, when a program is predicted to fail to load on some kernel (for CI)")
+	fs.BoolVar(&f.check, "check", os.Getenv(checkEnvVar) == "1", "write nothing: merge in memory and fail, naming them, if the Go files and payloads on disk differ from what this merge would write, for CI; -report is still written (default $"+checkEnvVar+"=1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
