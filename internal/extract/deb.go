@@ -126,19 +126,21 @@ func parseDebControl(r io.Reader) (DebControl, error) {
 	return c, s.Err()
 }
 
-func readDebData(r io.Reader, format string, workers int, c *DebContents) error {
+// walkDebData decompresses a package's data.tar and calls fn with each
+// regular file, named as in the archive, with the size the archive claims
+// and a reader of its bytes, in the archive's order; the stream is then
+// read to its end and checked (finishStream).
+func walkDebData(r io.Reader, format string, fn func(name string, size int64, r io.Reader) error) error {
 	dr, err := decompressReader(r, format)
 	if err != nil {
 		return err
 	}
 	defer dr.Close()
-	files := newKernelFiles(workers)
-	defer files.wait()
 	tr := tar.NewReader(dr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return finishStream(dr, format)
 		}
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
@@ -146,11 +148,16 @@ func readDebData(r io.Reader, format string, workers int, c *DebContents) error 
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		if err := files.add(h.Name, h.Size, tr); err != nil {
+		if err := fn(h.Name, h.Size, tr); err != nil {
 			return err
 		}
 	}
-	if err := finishStream(dr, format); err != nil {
+}
+
+func readDebData(r io.Reader, format string, workers int, c *DebContents) error {
+	files := newKernelFiles(workers)
+	defer files.wait()
+	if err := walkDebData(r, format, files.add); err != nil {
 		return err
 	}
 	found := files.wait()

@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
@@ -126,7 +125,7 @@ func ReadDebDWARF(r io.Reader, o DWARFOptions) (*DebDWARF, error) {
 	err := readDebArchive(r, &d.Control, func(data io.Reader, format string) error {
 		files := dwarfFiles{DWARFOptions: o,
 			claim: archClaim{pkg: d.Control.Package, source: "its control file", arch: d.Control.Architecture}}
-		if err := readDebDWARFData(data, format, &files); err != nil {
+		if err := walkDebData(data, format, files.add); err != nil {
 			return err
 		}
 		d.VMLinux, d.Modules = files.vmlinux, files.modules
@@ -136,30 +135,6 @@ func ReadDebDWARF(r io.Reader, o DWARFOptions) (*DebDWARF, error) {
 		return nil, err
 	}
 	return &d, nil
-}
-
-func readDebDWARFData(r io.Reader, format string, files *dwarfFiles) error {
-	dr, err := decompressReader(r, format)
-	if err != nil {
-		return err
-	}
-	defer dr.Close()
-	tr := tar.NewReader(dr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return finishStream(dr, format)
-		}
-		if err != nil {
-			return fmt.Errorf("tar: %w", err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		if err := files.add(h.Name, h.Size, tr); err != nil {
-			return err
-		}
-	}
 }
 
 // archClaim is the architecture a package says its files are for, which

@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
@@ -36,32 +35,17 @@ func DebFiles(r io.Reader, want func(path string) bool, fn func(path string, dat
 }
 
 func debDataFiles(r io.Reader, format string, want func(string) bool, fn func(string, []byte) error) error {
-	dr, err := decompressReader(r, format)
-	if err != nil {
-		return err
-	}
-	defer dr.Close()
-	tr := tar.NewReader(dr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return finishStream(dr, format)
+	return walkDebData(r, format, func(name string, size int64, r io.Reader) error {
+		p := memberPath(name)
+		if !want(p) {
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("tar: %w", err)
-		}
-		p := memberPath(h.Name)
-		if h.Typeflag != tar.TypeReg || !want(p) {
-			continue
-		}
-		b, release, err := readMember(h.Name, h.Size, tr)
+		b, release, err := readMember(name, size, r)
 		if err != nil {
 			return err
 		}
 		err = fn(p, b)
 		release()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
