@@ -280,14 +280,22 @@ const maxAfterArchive = 1 << 20
 // without this a stream corrupt or cut short after it read as good, its
 // corrupt contents with it. The error names the format.
 func finishStream(r io.Reader, format string) error {
-	n, err := io.Copy(io.Discard, io.LimitReader(r, maxAfterArchive+1))
+	long, err := drainTail(io.Discard, r)
 	if err != nil {
-		return formatError(format, err)
+		return formatError(format, err) // io.Discard never fails: the decoder's error
 	}
-	if n > maxAfterArchive {
+	if long {
 		return fmt.Errorf("more than %d KiB after the archive's end", maxAfterArchive>>10)
 	}
 	return nil
+}
+
+// drainTail copies what is left of r, past its archive's end, to w, and
+// reports whether it went on for more than maxAfterArchive bytes, where
+// it stops.
+func drainTail(w io.Writer, r io.Reader) (long bool, err error) {
+	n, err := io.Copy(w, io.LimitReader(r, maxAfterArchive+1))
+	return n > maxAfterArchive, err
 }
 
 // FormatFromExt names the compression a file name's extension says.

@@ -103,11 +103,11 @@ func (d *payloadDigest) reader(r io.Reader) io.Reader {
 // ended, at most maxAfterArchive bytes of it, and compares. A package
 // without a digest still may not go on for more past its stream.
 func (d *payloadDigest) verify(rest io.Reader) error {
-	n, err := io.Copy(d.writer(), io.LimitReader(rest, maxAfterArchive+1))
+	long, err := drainTail(d.writer(), rest)
 	if err != nil {
 		return err
 	}
-	if n > maxAfterArchive {
+	if long {
 		return fmt.Errorf("more than %d KiB after the compressed payload", maxAfterArchive>>10)
 	}
 	if d == nil {

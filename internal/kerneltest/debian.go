@@ -133,16 +133,7 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 		return k, &archiveError{debianArchive, err}
 	}
 	for i, dst := range []*string{&k.Image, &k.Dbg} {
-		matches, _ := filepath.Glob(filepath.Join(tmp, pkgs[i]+"_*.deb"))
-		if len(matches) != 1 {
-			return k, fmt.Errorf("apt-get download %s: %d files", pkgs[i], len(matches))
-		}
-		sum, err := fileDigest(matches[0])
-		if err != nil {
-			return k, err
-		}
-		*dst = filepath.Join(dir, sum+".deb")
-		if err := os.Rename(matches[0], *dst); err != nil {
+		if *dst, err = keepDownload(tmp, pkgs[i], dir); err != nil {
 			return k, err
 		}
 	}
@@ -153,6 +144,21 @@ func fetch686PAE(ctx context.Context) (DebianKernel, error) {
 		return k, err
 	}
 	return k, atomicfile.WriteFile(filepath.Join(dir, index686PAE), data)
+}
+
+// keepDownload moves the package pkg that apt-get download left in tmp
+// into the cache dir, named by its digest, and returns its path there.
+func keepDownload(tmp, pkg, dir string) (string, error) {
+	matches, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
+	if len(matches) != 1 {
+		return "", fmt.Errorf("apt-get download %s: %d files", pkg, len(matches))
+	}
+	sum, err := fileDigest(matches[0])
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, sum+".deb")
+	return p, os.Rename(matches[0], p)
 }
 
 // digestDeb is a package's name in the cache.

@@ -66,16 +66,8 @@ func fetchAmd64(ctx context.Context, release string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", &archiveError{debianArchive, fmt.Errorf("apt-get download %s: %w: %s", pkg, err, strings.TrimSpace(string(out)))}
 	}
-	matches, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
-	if len(matches) != 1 {
-		return "", fmt.Errorf("apt-get download %s: %d files", pkg, len(matches))
-	}
-	sum, err := fileDigest(matches[0])
+	p, err := keepDownload(tmp, pkg, dir)
 	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, sum+".deb")
-	if err := os.Rename(matches[0], p); err != nil {
 		return "", err
 	}
 	return p, atomicfile.WriteFile(index, []byte(filepath.Base(p)))
