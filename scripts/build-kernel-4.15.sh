@@ -35,15 +35,7 @@ name=build-kernel-4.15
 kb_open "${1:-${HOME}/.cache/btfembed-test/kernel-4.15}"
 
 deb=$dir/linux-source-4.15.0_${version}_all.deb
-if ! echo "$sha256  $deb" | sha256sum -c --quiet 2>/dev/null; then
-	echo "build-kernel-4.15: downloading $url" >&2
-	curl -fsS --retry 2 --max-time 900 -o "$deb.part" "$url" || exit 3
-	if ! echo "$sha256  $deb.part" | sha256sum -c --quiet; then
-		echo "build-kernel-4.15: $url: sha256 is not $sha256" >&2
-		exit 1
-	fi
-	mv "$deb.part" "$deb"
-fi
+kb_fetch "$deb" "$sha256" "downloading $url" curl -fsS --retry 2 --max-time 900 -o "$deb" "$url"
 
 kb_workdir
 echo "build-kernel-4.15: unpacking the source" >&2

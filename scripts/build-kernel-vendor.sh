@@ -36,14 +36,8 @@ name=build-kernel-vendor
 kb_open "${1:-${HOME}/.cache/btfembed-test/kernel-vendor}"
 
 deb=$dir/linux-source-6.1_${version}_all.deb
-if ! echo "$sha256  $deb" | sha256sum -c --quiet 2>/dev/null; then
-	echo "build-kernel-vendor: apt-get download linux-source-6.1=$version" >&2
-	(cd "$dir" && apt-get download -q "linux-source-6.1=$version" >/dev/null 2>&1) || exit 3
-	if ! echo "$sha256  $deb" | sha256sum -c --quiet; then
-		echo "build-kernel-vendor: $deb: sha256 is not $sha256" >&2
-		exit 1
-	fi
-fi
+download() { (cd "$dir" && apt-get download -q "linux-source-6.1=$version" >/dev/null 2>&1); }
+kb_fetch "$deb" "$sha256" "apt-get download linux-source-6.1=$version" download
 
 kb_workdir
 echo "build-kernel-vendor: unpacking the source" >&2

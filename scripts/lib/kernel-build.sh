@@ -17,6 +17,25 @@ kb_open() {
 	fi
 }
 
+# kb_fetch FILE SHA256 WHAT COMMAND...: unless FILE is there with the
+# digest SHA256, says WHAT and runs COMMAND, which writes FILE (exit 3
+# when it fails: the network), then checks the digest (exit 1, FILE
+# removed, when it differs).
+kb_fetch() {
+	local file=$1 sum=$2 what=$3
+	shift 3
+	if echo "$sum  $file" | sha256sum -c --quiet >/dev/null 2>&1; then
+		return
+	fi
+	echo "$name: $what" >&2
+	"$@" || exit 3
+	if ! echo "$sum  $file" | sha256sum -c --quiet; then
+		echo "$name: $file: sha256 is not $sum" >&2
+		rm -f "$file"
+		exit 1
+	fi
+}
+
 # kb_workdir: a temporary directory under dir, removed on exit. Sets build.
 kb_workdir() {
 	build=$(mktemp -d "$dir/build.XXXXXX")
