@@ -52,7 +52,7 @@ type FieldModule struct {
 
 // FieldSelect is what runtime.Select(nil) chose.
 type FieldSelect struct {
-	Source  string   `json:"source"` // "kernel", "embedded" or "family"
+	Source  string   `json:"source"` // "kernel", "embedded", "family" or "file"
 	Key     string   `json:"key"`
 	Release string   `json:"release"`
 	Distro  string   `json:"distro"`
