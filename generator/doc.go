@@ -12,10 +12,10 @@
 //
 //  1. the kernel's vmlinux BTF and module BTF are parsed lazily
 //     (internal/rawbtf) and every relocation of every object is matched
-//     against them (corereloc.Match), vmlinux first, then modules;
+//     against them (coremin.Match), vmlinux first, then modules;
 //  2. the union of what the relocations relied on is written as minimized
 //     vmlinux BTF plus minimized module split BTF over it
-//     (corereloc.Minimize), so module type IDs stay consistent;
+//     (coremin.Minimize), so module type IDs stay consistent;
 //  3. module parts are distilled (distill.Distill) so that one blob serves
 //     any vmlinux it relocates onto at run time;
 //  4. the oracle runs: for every program of every object, cilium/ebpf's
