@@ -27,6 +27,8 @@ var rules = []struct {
 		[]string{"generator/corpus", "generator", "runtime", "corereloc", "distill"}},
 	{"distill", "distills and relocates module BTF",
 		[]string{"generator/corpus", "generator", "runtime", "corereloc"}},
+	{"internal/emit", "writes the command's Go source from what the command hands it",
+		[]string{"generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/predict"}},
 	{"runtime/kernelkey", "names kernels for both sides, so both can link it",
 		[]string{"generator/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
 	{"runtime", "ships in every agent and only reads the payload",

@@ -5,6 +5,6 @@
 // distilled (distill), the generator joins them, and the runtime, which
 // ships inside every agent, only reads what was embedded. No package may
 // depend on a step after it, and the internal machinery below the public
-// faces (internal/predict) depends on none of them. It has
+// faces (internal/predict, internal/emit) depends on none of them. It has
 // no code of its own.
 package depcheck
