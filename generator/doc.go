@@ -12,12 +12,13 @@
 //
 //  1. the kernel's vmlinux BTF and module BTF are parsed lazily
 //     (internal/rawbtf) and every relocation of every object is matched
-//     against them (coremin.Match), vmlinux first, then modules;
+//     against them (internal/coremin's Match), vmlinux first, then modules;
 //  2. the union of what the relocations relied on is written as minimized
 //     vmlinux BTF plus minimized module split BTF over it
-//     (coremin.Minimize), so module type IDs stay consistent;
-//  3. module parts are distilled (distill.Distill) so that one blob serves
-//     any vmlinux it relocates onto at run time;
+//     (internal/coremin's Minimize), so module type IDs stay consistent;
+//  3. module parts are distilled (internal/btfdistill, what
+//     distill.Distill calls) so that one blob serves any vmlinux it
+//     relocates onto at run time;
 //  4. the oracle runs: for every program of every object, cilium/ebpf's
 //     btf.CORERelocate against the minimized BTF (modules relocated from
 //     their distilled form, as the runtime will) must give the fixups it

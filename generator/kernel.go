@@ -8,8 +8,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/btfdistill"
 	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/coremin"
@@ -181,7 +181,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.
-	var minBase *distill.Base
+	var minBase *btfrelocate.Base
 	for i, raw := range minModules {
 		split, err := rawbtf.Parse(raw, minSpec)
 		if err != nil {
@@ -196,11 +196,11 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		}
 		minTargets = append(minTargets, t)
 		if minBase == nil {
-			if minBase, err = distill.NewBase(minVmlinux); err != nil {
+			if minBase, err = btfrelocate.NewBase(minVmlinux); err != nil {
 				return nil, fmt.Errorf("minimized vmlinux BTF: %w", err)
 			}
 		}
-		base, newSplit, err := distill.Distill(raw, minBase)
+		base, newSplit, err := btfdistill.Distill(raw, minBase)
 		if err != nil {
 			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
 		}
