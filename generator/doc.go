@@ -53,9 +53,10 @@
 // (FamilyReport) says which kernel families the objects relocate alike on
 // every embedded member of (KernelReport.Fixups digests a kernel's
 // fixups), which the payload records for the runtime's
-// SelectOptions.AllowFamily. Progress reports a run's progress to Args.Progress. A run fails
-// with ErrNoKernels when the corpus has none for the objects'
-// architectures, and with ErrVerify when the oracle rejects a result.
+// SelectOptions.AllowFamily. Progress reports a run's progress to
+// Args.Progress. A run's error names what failed: a corpus with no kernel
+// for the objects' architectures, or a result the oracle rejects (a bug
+// in btfembed); no caller branches on either.
 // Sharding is part of the API because a CI matrix runs it: Args.Shard
 // selects a shard, Result.WritePart saves it, and Merge joins the Part
 // files (wrapping ErrPart for a damaged or mismatched one); the bytes of

@@ -199,7 +199,7 @@ func TestGeneratePredictions(t *testing.T) {
 }
 
 // TestVerifyCatchesWrongBTF feeds the oracle a kernel's entry computed for
-// another kernel: offsets differ, so it must fail with ErrVerify, asking
+// another kernel: offsets differ, so it must fail with errVerify, asking
 // each program whole (no raw BTF to count candidates) and asking each
 // relocation once.
 func TestVerifyCatchesWrongBTF(t *testing.T) {
@@ -227,8 +227,8 @@ func TestVerifyCatchesWrongBTF(t *testing.T) {
 	}
 	for _, raw := range [][2][]*coremin.Target{{nil, nil}, {{fullRaw}, {minRaw}}} {
 		_, err = objs.verify(full, raw[0], &other.entry, raw[1])
-		if !errors.Is(err, ErrVerify) {
-			t.Fatalf("verify of 6.12's BTF against 6.1 (raw %v): %v, want ErrVerify", raw[0] != nil, err)
+		if !errors.Is(err, errVerify) {
+			t.Fatalf("verify of 6.12's BTF against 6.1 (raw %v): %v, want errVerify", raw[0] != nil, err)
 		}
 	}
 }

@@ -280,7 +280,7 @@ func (o *objects) verify(fullTargets []*btf.Spec, fullRaw []*coremin.Target, e *
 			fmt.Fprintf(&b, "\n\t%s", m)
 		}
 		return nil, fmt.Errorf("%w: %d relocations differ (this is a bug in btfembed, please report it):%s",
-			ErrVerify, len(mismatches), b.String())
+			errVerify, len(mismatches), b.String())
 	}
 	return full, nil
 }

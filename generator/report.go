@@ -16,9 +16,9 @@ import (
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// ErrVerify is wrapped by the error of a kernel whose minimized BTF does
+// errVerify is wrapped by the error of a kernel whose minimized BTF does
 // not relocate the objects like its full BTF does.
-var ErrVerify = errors.New("minimized BTF fails verification")
+var errVerify = errors.New("minimized BTF fails verification")
 
 // Report is what a generate run found: the coverage of every kernel and
 // whether each program loads there (the load prediction), the

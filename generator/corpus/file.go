@@ -38,7 +38,7 @@ type File struct {
 // it has one), or a kernel image (bzImage, EFI zboot, Image, Image.gz). The
 // contents decide the form, not the name.
 //
-// Errors name the file and wrap ErrNoBTF or ErrUnknownFormat where one
+// Errors name the file and wrap errNoBTF or errUnknownFormat where one
 // applies.
 func ReadBTF(path string) (*File, error) {
 	data, err := regfile.ReadFile(path, extract.MaxImage)
