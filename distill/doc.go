@@ -9,10 +9,10 @@
 // base can later be relocated onto any vmlinux that has matching types.
 //
 // [Distill] is libbpf's btf__distill_base and [Relocate] its btf__relocate,
-// on raw BTF bytes; [LoadRelocated] hands the result to cilium/ebpf. A
-// vmlinux BTF is parsed once into a [Base] for any number of modules, and
-// indexed rather than decoded, so neither call decodes vmlinux in full. The
-// rules, and where they differ from libbpf's, are in docs/distill.md of the
+// on raw BTF bytes; cilium/ebpf's btf.LoadSplitSpecFromReader loads
+// Relocate's result. A vmlinux BTF is parsed once into a [Base] for any
+// number of modules, and indexed rather than decoded, so neither call
+// decodes vmlinux in full. The rules, and where they differ from libbpf's, are in docs/distill.md of the
 // repository. The main differences: Relocate reports every type it cannot
 // map in one [*UnmappedError] instead of stopping at the first, and it has
 // an opt-in layout-compatible mode ([RelocateOptions.LayoutCompatible]) that
@@ -28,9 +28,10 @@
 //
 // # API
 //
-// The generator and `btfembed distill` and `relocate` call it; an agent
-// does not (its runtime relocates through internal code). NewBase parses
-// a vmlinux once for several Relocate calls. ErrNotSplit is what Distill
-// returns for BTF that is not split BTF. Each type Relocate cannot map is
-// an Unmapped in the UnmappedError.
+// `btfembed distill` and `relocate` call it, and so can any Go program
+// that ships module BTF: Distill and Relocate on a Base that NewBase
+// parsed, Relocate tuned by RelocateOptions and failing with an
+// UnmappedError that lists every type it cannot map. The implementation
+// is internal (internal/btfdistill and internal/btfrelocate), which the
+// generator and the runtime call directly; this package is its face.
 package distill

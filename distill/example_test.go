@@ -42,7 +42,12 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	spec, err := distill.LoadRelocated(split, distilledBase, base, vmlinuxSpec, nil)
+	relocated, err := distill.Relocate(split, distilledBase, base, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	spec, err := btf.LoadSplitSpecFromReader(bytes.NewReader(relocated), vmlinuxSpec)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,13 +1,18 @@
 package distill
 
-import "github.com/btfembed/btfembed/internal/btfrelocate"
+import (
+	"github.com/btfembed/btfembed/internal/btfdistill"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
+)
 
-// Internals the tests of package distill_test check against: the
-// functions on parsed BTF behind the byte-level API, and helpers.
+// The machinery behind the byte-level API, on parsed BTF, which the tests
+// of package distill_test check against: the internal packages' own
+// functions, one definition each.
 var (
 	Describe          = btfrelocate.Describe
-	MaxChain          = maxChain
-	DistillSpec       = distillSpec
-	RelocateSpec      = relocateSpec
-	LoadRelocatedSpec = loadRelocatedSpec
+	MaxChain          = btfrelocate.MaxChain
+	ErrNotSplit       = btfrelocate.ErrNotSplit
+	DistillSpec       = btfdistill.DistillSpec
+	RelocateSpec      = btfrelocate.RelocateSpec
+	LoadRelocatedSpec = btfrelocate.LoadRelocatedSpec
 )

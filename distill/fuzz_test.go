@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -107,7 +108,7 @@ func FuzzRelocate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := distill.RelocateSpec(s, newBase, &distill.RelocateOptions{LayoutCompatible: len(splitRaw)%2 == 0})
+		out, err := distill.RelocateSpec(s, newBase, &btfrelocate.Options{LayoutCompatible: len(splitRaw)%2 == 0})
 		if err != nil {
 			return
 		}

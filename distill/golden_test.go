@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -54,12 +55,12 @@ func outcome(t *testing.T, d distilled, target *kernel, targetName string) strin
 		b.WriteString("ok\n")
 		return b.String()
 	}
-	var ue *distill.UnmappedError
+	var ue *btfrelocate.UnmappedError
 	if !errors.As(err, &ue) {
 		t.Fatalf("%s: %v", b.String(), err)
 	}
 	checkUnmapped(t, d, tspec, ue)
-	layoutRaw, layoutErr := distill.RelocateSpec(d.split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
+	layoutRaw, layoutErr := distill.RelocateSpec(d.split, target.raw, &btfrelocate.Options{LayoutCompatible: true})
 	if ue.LayoutCompatible != (layoutErr == nil) {
 		t.Errorf("%s: error says layout-compatible mode would succeed: %v, but it returns %v", b.String(), ue.LayoutCompatible, layoutErr)
 	}
@@ -91,7 +92,7 @@ func checkRelocated(t *testing.T, d distilled, target *kernel, tspec *btf.Spec, 
 // checkUnmapped confirms each reported type with rules written again over
 // cilium/ebpf's view of the new base: it has no single strict match, and
 // a single layout-compatible one where the error says so.
-func checkUnmapped(t *testing.T, d distilled, tspec *btf.Spec, ue *distill.UnmappedError) {
+func checkUnmapped(t *testing.T, d distilled, tspec *btf.Spec, ue *btfrelocate.UnmappedError) {
 	t.Helper()
 	embeds := embeddedNames(t, d.split)
 	dist := d.split.Base()

@@ -7,19 +7,19 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
-// TestMinimizedModule runs the generator's hand-off: corereloc minimizes
+// TestMinimizedModule runs the generator's hand-off: coremin minimizes
 // vmlinux and nf_conntrack together for an object that reads module types,
 // Distill separates the minimized module from the minimized vmlinux, and
 // Relocate moves it onto the minimized vmlinux (the embedded case) and onto
 // the full vmlinux (a kernel with its own BTF), where cilium/ebpf must read
 // the same module types.
 func TestMinimizedModule(t *testing.T) {
-	objs, err := corereloc.Load("../testdata/objects/conntrack-el.o")
+	objs, err := coremin.Load("../testdata/objects/conntrack-el.o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,19 +29,19 @@ func TestMinimizedModule(t *testing.T) {
 		}
 		t.Run(m.release, func(t *testing.T) {
 			k := kernelFor(t, m.release)
-			vmlinux, err := corereloc.NewTarget(k.raw.Raw(), nil)
+			vmlinux, err := coremin.NewTarget(k.raw.Raw(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			module, err := corereloc.NewTarget(m.btf, vmlinux)
+			module, err := coremin.NewTarget(m.btf, vmlinux)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := corereloc.Match(objs, []*corereloc.Target{vmlinux, module})
+			res, err := coremin.Match(objs, []*coremin.Target{vmlinux, module})
 			if err != nil {
 				t.Fatal(err)
 			}
-			vm, mods, err := corereloc.Minimize(res)
+			vm, mods, err := coremin.Minimize(res)
 			if err != nil {
 				t.Fatal(err)
 			}

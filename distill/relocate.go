@@ -3,15 +3,12 @@ package distill
 import (
 	"errors"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/btfembed/btfembed/internal/btfrelocate"
-	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
 // Base is standalone base BTF, usually a kernel's vmlinux BTF, indexed
 // once (one pass over its type offsets and names, no decoding of types)
-// for any number of Distill, Relocate and LoadRelocated calls, from
+// for any number of Distill and Relocate calls, from
 // several goroutines.
 type Base struct {
 	b *btfrelocate.Base
@@ -64,32 +61,13 @@ func (o *RelocateOptions) internal() *btfrelocate.Options {
 // When some type has no match, or more than one, Relocate returns an
 // *UnmappedError listing every such type (libbpf stops at the first). On
 // success the split's types keep their order, start after newBase's last
-// ID and refer to newBase's types. The relocation itself lives in an
-// internal package that the runtime shares.
+// ID and refer to newBase's types: cilium/ebpf's btf.LoadSplitSpecFromReader
+// loads the result over newBase's bytes, which is what
+// ebpf.CollectionOptions' Programs.ExtraRelocationTargets takes. The
+// relocation itself lives in an internal package that the runtime shares.
 func Relocate(split, distilledBase []byte, newBase *Base, opts *RelocateOptions) ([]byte, error) {
 	out, err := btfrelocate.Relocate(split, distilledBase, newBase.b, opts.internal())
 	return out, publicError(err)
-}
-
-// LoadRelocated relocates like Relocate and loads the result with
-// cilium/ebpf over newBaseSpec, which must be newBase as cilium/ebpf loaded
-// it (the same bytes, hence the same IDs). The result is what
-// ebpf.CollectionOptions' Programs.ExtraRelocationTargets takes.
-func LoadRelocated(split, distilledBase []byte, newBase *Base, newBaseSpec *btf.Spec, opts *RelocateOptions) (*btf.Spec, error) {
-	spec, err := btfrelocate.LoadRelocated(split, distilledBase, newBase.b, newBaseSpec, opts.internal())
-	return spec, publicError(err)
-}
-
-// relocateSpec and loadRelocatedSpec are Relocate and LoadRelocated on
-// parsed BTF, for the tests.
-func relocateSpec(split, newBase *rawbtf.Spec, opts *RelocateOptions) ([]byte, error) {
-	out, err := btfrelocate.RelocateSpec(split, newBase, opts.internal())
-	return out, publicError(err)
-}
-
-func loadRelocatedSpec(split, newBase *rawbtf.Spec, newBaseSpec *btf.Spec, opts *RelocateOptions) (*btf.Spec, error) {
-	spec, err := btfrelocate.LoadRelocatedSpec(split, newBase, newBaseSpec, opts.internal())
-	return spec, publicError(err)
 }
 
 // publicError turns the relocation's *btfrelocate.UnmappedError into this
@@ -99,9 +77,5 @@ func publicError(err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
-	pub := &UnmappedError{Total: ue.Total, LayoutCompatible: ue.LayoutCompatible}
-	for _, u := range ue.Types {
-		pub.Types = append(pub.Types, Unmapped(u))
-	}
-	return pub
+	return &UnmappedError{err: ue}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/distill"
+	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
 
@@ -35,7 +36,7 @@ func TestUnmappedError(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			_, split := distillModule(t, m)
 			_, err := distill.RelocateSpec(split, target.raw, nil)
-			var ue *distill.UnmappedError
+			var ue *btfrelocate.UnmappedError
 			if !errors.As(err, &ue) {
 				t.Fatalf("relocating a 6.12 module onto 6.1: %v, want *UnmappedError", err)
 			}
@@ -44,12 +45,12 @@ func TestUnmappedError(t *testing.T) {
 					t.Errorf("error text lacks %s", u)
 				}
 			}
-			_, layoutErr := distill.RelocateSpec(split, target.raw, &distill.RelocateOptions{LayoutCompatible: true})
+			_, layoutErr := distill.RelocateSpec(split, target.raw, &btfrelocate.Options{LayoutCompatible: true})
 			hint := strings.Contains(err.Error(), "layout-compatible mode would map them all")
 			if hint != (layoutErr == nil) {
 				t.Errorf("hint in the error: %v; layout-compatible mode gives %v", hint, layoutErr)
 			}
-			var layoutUE *distill.UnmappedError
+			var layoutUE *btfrelocate.UnmappedError
 			if errors.As(layoutErr, &layoutUE) && layoutUE.LayoutCompatible {
 				t.Errorf("layout-compatible mode's own error says that mode would succeed")
 			}

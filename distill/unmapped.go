@@ -1,39 +1,29 @@
 package distill
 
-import (
-	"github.com/cilium/ebpf/btf"
-
-	"github.com/btfembed/btfembed/internal/btfrelocate"
-)
+import "github.com/btfembed/btfembed/internal/btfrelocate"
 
 // UnmappedError is Relocate's error when distilled base types have no
 // single match in the new base. It lists every such type.
 type UnmappedError struct {
-	Types []Unmapped
-	Total int // types in the distilled base
-	// LayoutCompatible reports that RelocateOptions.LayoutCompatible would
-	// have mapped every type; false when that mode was on.
-	LayoutCompatible bool
+	err *btfrelocate.UnmappedError
 }
 
-// Unmapped is one distilled base type Relocate could not map.
-type Unmapped struct {
-	ID       btf.TypeID // in the distilled base
-	Type     string     // kind, name and what the match depends on: "int 'char' size=1 encoding=signed"
-	Embedded bool       // the split embeds it, so its size must match
-	// LayoutCompatible reports that layout-compatible mode maps the type.
-	LayoutCompatible bool
-	Reason           string // which new-base types were considered and why none fits
-}
+func (e *UnmappedError) Error() string { return e.err.Error() }
 
-// The messages are the relocation's own, one definition for both.
-
-func (u Unmapped) String() string { return btfrelocate.Unmapped(u).String() }
-
-func (e *UnmappedError) Error() string {
-	in := &btfrelocate.UnmappedError{Total: e.Total, LayoutCompatible: e.LayoutCompatible}
-	for _, u := range e.Types {
-		in.Types = append(in.Types, btfrelocate.Unmapped(u))
+// Types describes each distilled base type that does not map: its kind,
+// name and what the match depends on, whether the split embeds it, and
+// which new-base types were considered and why none fits.
+func (e *UnmappedError) Types() []string {
+	types := make([]string, len(e.err.Types))
+	for i, u := range e.err.Types {
+		types[i] = u.String()
 	}
-	return in.Error()
+	return types
 }
+
+// Total is the number of types in the distilled base.
+func (e *UnmappedError) Total() int { return e.err.Total }
+
+// LayoutCompatible reports that RelocateOptions.LayoutCompatible would
+// have mapped every type; false when that mode was on.
+func (e *UnmappedError) LayoutCompatible() bool { return e.err.LayoutCompatible }

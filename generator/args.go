@@ -76,9 +76,9 @@ func noKernels(args *Args, arches []string, removed filterCount, skipped int) er
 	if len(why) == 0 {
 		// Nothing was filtered or skipped: the directories hold no kernel.
 		return fmt.Errorf("%w in %v: it holds no kernel BTF (<distro>/<version>/<arch>/<release>.btf.tar.xz, as BTFHub's archive lays it out); "+
-			"start one with `btfembed corpus import -o DIR /sys/kernel/btf/vmlinux`", ErrNoKernels, args.Corpus)
+			"start one with `btfembed corpus import -o DIR /sys/kernel/btf/vmlinux`", errNoKernels, args.Corpus)
 	}
-	return fmt.Errorf("%w in %v: %s", ErrNoKernels, args.Corpus, strings.Join(why, ", "))
+	return fmt.Errorf("%w in %v: %s", errNoKernels, args.Corpus, strings.Join(why, ", "))
 }
 
 // objectWarnings names the objects that have no CO-RE relocation (no

@@ -12,8 +12,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/btfload"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 )
@@ -55,7 +55,7 @@ func benchObjects(b *testing.B) []string {
 	var objs []string
 	for _, pattern := range []string{
 		filepath.Join(root, "objects", "*-el.o"),
-		filepath.Join(root, "..", "corereloc", "testdata", "*-el.o"),
+		filepath.Join(root, "..", "internal", "coremin", "testdata", "*-el.o"),
 		filepath.Join(cilium, "relocs-el.elf"), filepath.Join(cilium, "relocs_enum-el.elf"),
 		filepath.Join(cilium, "relocs_read-el.elf"), filepath.Join(cilium, "relocs_read_tgt-el.elf"),
 		filepath.Join(cilium, "tags-el.elf"),
@@ -152,7 +152,7 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkKernelParse is what each parse of a kernel's BTF costs, once
-// per kernel in a cold run: corereloc.NewTarget (rawbtf's index, for
+// per kernel in a cold run: coremin.NewTarget (rawbtf's index, for
 // Match and Minimize) and cilium/ebpf's lazy load, for the oracle and
 // the prediction against the full BTF, as the corpus reader calls it
 // (btfload.Spec) and from raw bytes (btf.LoadSpecFromReader).
@@ -161,7 +161,7 @@ func BenchmarkKernelParse(b *testing.B) {
 	b.Run("rawbtf", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := corereloc.NewTarget(k.BTF, nil); err != nil {
+			if _, err := coremin.NewTarget(k.BTF, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vocab"
@@ -60,10 +60,10 @@ type cachedOutcome struct {
 }
 
 // newCachedOutcome is what the rows say of site j of res.Objects[i].
-func newCachedOutcome(res *corereloc.Result, i, j int) cachedOutcome {
+func newCachedOutcome(res *coremin.Result, i, j int) cachedOutcome {
 	out := res.Outcome(i, j)
 	c := cachedOutcome{
-		Unresolved:   out.Status != corereloc.Resolved,
+		Unresolved:   out.Status != coremin.Resolved,
 		Status:       statusWord(out),
 		KernelTypeID: res.KernelTypeID(i, j),
 	}
@@ -82,7 +82,7 @@ func (cr *cachedResult) fill(o *objects, set *relocationSet, kr *kernelResult) b
 	for i, obj := range o.relos {
 		failed := map[string]bool{}
 		for j := range obj.Sites {
-			if st := kr.match.Outcome(i, j).Status; st == corereloc.Failed || st == corereloc.Ambiguous {
+			if st := kr.match.Outcome(i, j).Status; st == coremin.Failed || st == coremin.Ambiguous {
 				failed[set.function[i][j]] = true
 			}
 		}

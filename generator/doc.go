@@ -12,12 +12,13 @@
 //
 //  1. the kernel's vmlinux BTF and module BTF are parsed lazily
 //     (internal/rawbtf) and every relocation of every object is matched
-//     against them (corereloc.Match), vmlinux first, then modules;
+//     against them (internal/coremin's Match), vmlinux first, then modules;
 //  2. the union of what the relocations relied on is written as minimized
 //     vmlinux BTF plus minimized module split BTF over it
-//     (corereloc.Minimize), so module type IDs stay consistent;
-//  3. module parts are distilled (distill.Distill) so that one blob serves
-//     any vmlinux it relocates onto at run time;
+//     (internal/coremin's Minimize), so module type IDs stay consistent;
+//  3. module parts are distilled (internal/btfdistill, what
+//     distill.Distill calls) so that one blob serves any vmlinux it
+//     relocates onto at run time;
 //  4. the oracle runs: for every program of every object, cilium/ebpf's
 //     btf.CORERelocate against the minimized BTF (modules relocated from
 //     their distilled form, as the runtime will) must give the fixups it
@@ -52,9 +53,10 @@
 // (FamilyReport) says which kernel families the objects relocate alike on
 // every embedded member of (KernelReport.Fixups digests a kernel's
 // fixups), which the payload records for the runtime's
-// SelectOptions.AllowFamily. Progress reports a run's progress to Args.Progress. A run fails
-// with ErrNoKernels when the corpus has none for the objects'
-// architectures, and with ErrVerify when the oracle rejects a result.
+// SelectOptions.AllowFamily. Progress reports a run's progress to
+// Args.Progress. A run's error names what failed: a corpus with no kernel
+// for the objects' architectures, or a result the oracle rejects (a bug
+// in btfembed); no caller branches on either.
 // Sharding is part of the API because a CI matrix runs it: Args.Shard
 // selects a shard, Result.WritePart saves it, and Merge joins the Part
 // files (wrapping ErrPart for a damaged or mismatched one); the bytes of

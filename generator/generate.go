@@ -61,8 +61,8 @@ type Args struct {
 	Shard, Shards int
 }
 
-// ErrNoKernels is returned when the corpus yields no usable kernel.
-var ErrNoKernels = errors.New("no kernels")
+// errNoKernels is returned when the corpus yields no usable kernel.
+var errNoKernels = errors.New("no kernels")
 
 // Generate processes every kernel of the corpus and returns the payload to
 // embed and the report. A kernel whose minimized BTF fails verification

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vocab"
 	btfruntime "github.com/btfembed/btfembed/runtime"
@@ -81,11 +81,11 @@ func TestGenerateRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			loaded, err := corereloc.Load(objs...)
+			loaded, err := coremin.Load(objs...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, err := corereloc.Verify(loaded, []*btf.Spec{full}, []*btf.Spec{sel.Spec})
+			ms, err := coremin.Verify(loaded, []*btf.Spec{full}, []*btf.Spec{sel.Spec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestGeneratePredictions(t *testing.T) {
 }
 
 // TestVerifyCatchesWrongBTF feeds the oracle a kernel's entry computed for
-// another kernel: offsets differ, so it must fail with ErrVerify, asking
+// another kernel: offsets differ, so it must fail with errVerify, asking
 // each program whole (no raw BTF to count candidates) and asking each
 // relocation once.
 func TestVerifyCatchesWrongBTF(t *testing.T) {
@@ -217,18 +217,18 @@ func TestVerifyCatchesWrongBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fullRaw, err := corereloc.NewTarget(k61.BTF, nil)
+	fullRaw, err := coremin.NewTarget(k61.BTF, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	minRaw, err := corereloc.NewTarget(other.entry.VMLinux, nil)
+	minRaw, err := coremin.NewTarget(other.entry.VMLinux, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, raw := range [][2][]*corereloc.Target{{nil, nil}, {{fullRaw}, {minRaw}}} {
+	for _, raw := range [][2][]*coremin.Target{{nil, nil}, {{fullRaw}, {minRaw}}} {
 		_, err = objs.verify(full, raw[0], &other.entry, raw[1])
-		if !errors.Is(err, ErrVerify) {
-			t.Fatalf("verify of 6.12's BTF against 6.1 (raw %v): %v, want ErrVerify", raw[0] != nil, err)
+		if !errors.Is(err, errVerify) {
+			t.Fatalf("verify of 6.12's BTF against 6.1 (raw %v): %v, want errVerify", raw[0] != nil, err)
 		}
 	}
 }

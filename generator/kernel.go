@@ -8,11 +8,11 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
-	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/btfdistill"
 	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/btfrelocate"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"
@@ -23,7 +23,7 @@ import (
 // shared read-only by the workers.
 type objects struct {
 	names  []string               // the objects as the user named them
-	relos  []*corereloc.Object    // relocations, for matching
+	relos  []*coremin.Object      // relocations, for matching
 	colls  []*ebpf.CollectionSpec // programs, for the oracle
 	kfuncs []string               // the kfuncs the programs call, for the prediction
 	memos  []*predict.Memo        // per object, its predictions across kernels
@@ -32,7 +32,7 @@ type objects struct {
 	digests []map[string]relodigest.Digest
 	// oracle asks the objects' relocations of cilium/ebpf, made once
 	// for every kernel.
-	oracle func() (*corereloc.Oracle, error)
+	oracle func() (*coremin.Oracle, error)
 }
 
 // digestsByName are the objects' programs' relocation digests, by the
@@ -46,7 +46,7 @@ func (o *objects) digestsByName() map[string]map[string]relodigest.Digest {
 }
 
 func loadObjects(paths []string) (*objects, error) {
-	relos, err := corereloc.Load(paths...)
+	relos, err := coremin.Load(paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func loadObjects(paths []string) (*objects, error) {
 		o.memos = append(o.memos, predict.NewMemo())
 		o.kfuncs = append(o.kfuncs, predict.Kfuncs(coll)...)
 	}
-	o.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(o.relos) })
+	o.oracle = sync.OnceValues(func() (*coremin.Oracle, error) { return coremin.NewOracle(o.relos) })
 	return o, nil
 }
 
@@ -80,7 +80,7 @@ func (o *objects) subset(indices []int) *objects {
 		s.digests = append(s.digests, o.digests[i])
 		s.memos = append(s.memos, o.memos[i])
 	}
-	s.oracle = sync.OnceValues(func() (*corereloc.Oracle, error) { return corereloc.NewOracle(s.relos) })
+	s.oracle = sync.OnceValues(func() (*coremin.Oracle, error) { return coremin.NewOracle(s.relos) })
 	return s
 }
 
@@ -94,7 +94,7 @@ type kernelResult struct {
 	// outcomes), and per object the kernel type IDs of target_type_id
 	// relocations by program and instruction, and the programs
 	// btf.CORERelocate refused. processCached drops them.
-	match       *corereloc.Result
+	match       *coremin.Result
 	typeIDs     []map[string]map[int]uint64
 	unrelocated []map[string]bool
 	facts       *predict.Kernel
@@ -133,14 +133,14 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := corereloc.NewTarget(k.VMLinux, nil)
+	vmlinux, err := coremin.NewTarget(k.VMLinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}
-	targets := []*corereloc.Target{vmlinux}
+	targets := []*coremin.Target{vmlinux}
 	var modules []corpus.Module
 	for _, m := range k.Modules {
-		t, err := corereloc.NewTarget(m.BTF, vmlinux)
+		t, err := coremin.NewTarget(m.BTF, vmlinux)
 		if err != nil {
 			return nil, fmt.Errorf("module %s (%s): %w", m.Name, m.Path, err)
 		}
@@ -152,11 +152,11 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		}
 	}
 
-	res, err := corereloc.Match(o.relos, targets)
+	res, err := coremin.Match(o.relos, targets)
 	if err != nil {
 		return nil, err
 	}
-	minVmlinux, minModules, err := corereloc.Minimize(res)
+	minVmlinux, minModules, err := coremin.Minimize(res)
 	if err != nil {
 		return nil, fmt.Errorf("minimize: %w", err)
 	}
@@ -166,11 +166,11 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	}
 
 	// The oracle counts candidates on the minimized BTF as Match reads it.
-	minVmlinuxTarget, err := corereloc.NewTarget(minVmlinux, nil)
+	minVmlinuxTarget, err := coremin.NewTarget(minVmlinux, nil)
 	if err != nil {
 		return nil, fmt.Errorf("minimized vmlinux BTF does not parse: %w", err)
 	}
-	minTargets := []*corereloc.Target{minVmlinuxTarget}
+	minTargets := []*coremin.Target{minVmlinuxTarget}
 
 	rows := o.rows(res)
 	kr := &kernelResult{
@@ -181,7 +181,7 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	types, bytes := int(minSpec.NextID()-1), len(minSpec.Raw())
 	// Modules are kept distilled: the runtime relocates them onto whatever
 	// vmlinux BTF it selects.
-	var minBase *distill.Base
+	var minBase *btfrelocate.Base
 	for i, raw := range minModules {
 		split, err := rawbtf.Parse(raw, minSpec)
 		if err != nil {
@@ -190,17 +190,17 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 		if split.NextID() == split.FirstID() {
 			continue // nothing of this module is needed
 		}
-		t, err := corereloc.NewTarget(raw, minTargets[0])
+		t, err := coremin.NewTarget(raw, minTargets[0])
 		if err != nil {
 			return nil, fmt.Errorf("minimized BTF of module %s does not parse: %w", modules[i].Name, err)
 		}
 		minTargets = append(minTargets, t)
 		if minBase == nil {
-			if minBase, err = distill.NewBase(minVmlinux); err != nil {
+			if minBase, err = btfrelocate.NewBase(minVmlinux); err != nil {
 				return nil, fmt.Errorf("minimized vmlinux BTF: %w", err)
 			}
 		}
-		base, newSplit, err := distill.Distill(raw, minBase)
+		base, newSplit, err := btfdistill.Distill(raw, minBase)
 		if err != nil {
 			return nil, fmt.Errorf("distill module %s: %w", modules[i].Name, err)
 		}
@@ -257,7 +257,7 @@ func fullTargets(k *corpus.Kernel, modules []corpus.Module) ([]*btf.Spec, error)
 // modules, for the oracle to count candidates; minRaw's modules are the
 // entry's, before distilling, which keeps their types. It returns the
 // fixups against the full BTF, which the load prediction applies.
-func (o *objects) verify(fullTargets []*btf.Spec, fullRaw []*corereloc.Target, e *encode.Entry, minRaw []*corereloc.Target) (*corereloc.Answers, error) {
+func (o *objects) verify(fullTargets []*btf.Spec, fullRaw []*coremin.Target, e *encode.Entry, minRaw []*coremin.Target) (*coremin.Answers, error) {
 	minTargets, err := minimizedTargets(e)
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
@@ -280,7 +280,7 @@ func (o *objects) verify(fullTargets []*btf.Spec, fullRaw []*corereloc.Target, e
 			fmt.Fprintf(&b, "\n\t%s", m)
 		}
 		return nil, fmt.Errorf("%w: %d relocations differ (this is a bug in btfembed, please report it):%s",
-			ErrVerify, len(mismatches), b.String())
+			errVerify, len(mismatches), b.String())
 	}
 	return full, nil
 }

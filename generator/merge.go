@@ -182,7 +182,7 @@ func Merge(parts []Part) (*Result, []byte, error) {
 		}
 	}
 	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("%w in any part (%d entries skipped)", ErrNoKernels, len(skipped))
+		return nil, nil, fmt.Errorf("%w in any part (%d entries skipped)", errNoKernels, len(skipped))
 	}
 	if err := checkDigests(first); err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrPart, parts[0].Name, err)

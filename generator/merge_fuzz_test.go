@@ -9,7 +9,7 @@ import (
 
 // FuzzMerge feeds mutated parts to Merge, the SHA-256 trailer recomputed
 // so that mutations reach the decoder: a part comes from another machine
-// of a CI matrix. Any error must wrap ErrPart or ErrNoKernels; a panic
+// of a CI matrix. Any error must wrap ErrPart or errNoKernels; a panic
 // fails. The seeds are testdata/fuzz/FuzzMerge (parts of one kernel and
 // of the testdata run, and issue 33's: a verdict outside the report's
 // words, reasons holding escape sequences, empty rows that decode to 50
@@ -26,8 +26,8 @@ func FuzzMerge(f *testing.F) {
 			copy(data[len(data)-sha256.Size:], sum[:])
 		}
 		_, _, err := Merge([]Part{{Name: "fuzzed", Data: data}})
-		if err != nil && !errors.Is(err, ErrPart) && !errors.Is(err, ErrNoKernels) {
-			t.Fatalf("error %v wraps neither ErrPart nor ErrNoKernels", err)
+		if err != nil && !errors.Is(err, ErrPart) && !errors.Is(err, errNoKernels) {
+			t.Fatalf("error %v wraps neither ErrPart nor errNoKernels", err)
 		}
 	})
 }

@@ -136,7 +136,7 @@ func checkDigests(p *part) error {
 // vocabulary checks that report rows read from a part use the report's
 // words: a program's verdict a vocab.Verdict's and its reason a valid
 // vocab.Kind (docs/predictions.md), a relocation's kind a
-// corereloc.Kind's and an unresolved one's status one statusWord gives.
+// coremin.Kind's and an unresolved one's status one statusWord gives.
 // btfembed writes no other; a crafted part could put any word into the
 // JSON report and the payload's verdicts (issue 33: "explodes"). It
 // remembers the lists it accepted by their first row: a part holds each

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 )
@@ -84,11 +84,11 @@ func TestGenerateModules(t *testing.T) {
 		if minMod == nil {
 			t.Fatalf("%s: runtime gives no nf_conntrack spec", k.Key)
 		}
-		loaded, err := corereloc.Load([]string{obj}...)
+		loaded, err := coremin.Load([]string{obj}...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms, err := corereloc.Verify(loaded, []*btf.Spec{full, fullMod}, []*btf.Spec{sel.Spec, minMod})
+		ms, err := coremin.Verify(loaded, []*btf.Spec{full, fullMod}, []*btf.Spec{sel.Spec, minMod})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/relodigest"
 )
 
@@ -19,7 +19,7 @@ import (
 // access strings and kinds), never by the object holding it.
 //
 // Two groupings count. Match picks one candidate per function and local
-// type (corereloc's score), and what minimization keeps follows from
+// type (coremin's score), and what minimization keeps follows from
 // those picks. cilium/ebpf, in the oracle and the load prediction, picks
 // one per program and local type (btf.CORERelocate's coreCalculateFixups).
 // A group's outcome on a kernel depends on nothing else, so objects whose
@@ -77,7 +77,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 		for k, r := range obj.Relocations {
 			member[k] = r.Access + "\x00" + r.Kind.String()
 		}
-		group := func(site corereloc.Site) fn {
+		group := func(site coremin.Site) fn {
 			f := obj.Functions[site.Function]
 			return fn{f.Section, f.Name, obj.Relocations[site.Relocation].TypeID}
 		}
@@ -124,7 +124,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 			if err != nil {
 				return nil, err
 			}
-			byType := map[btf.TypeID][]corereloc.ProgramRelocation{}
+			byType := map[btf.TypeID][]coremin.ProgramRelocation{}
 			for _, r := range sites {
 				byType[r.TypeID] = append(byType[r.TypeID], r)
 			}
@@ -146,7 +146,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 				all[d] = true
 				s.groups[i][name] = append(s.groups[i][name], d)
 				for _, r := range rs {
-					if r.Kind != corereloc.TypeIDTarget {
+					if r.Kind != coremin.TypeIDTarget {
 						continue
 					}
 					if s.typeID[i][name] == nil {
@@ -170,7 +170,7 @@ func newRelocationSet(o *objects) (*relocationSet, error) {
 // groupDigest describes a group by its content: who groups (what),
 // the byte order, the local type's shape and its members, as a multiset
 // (unordered: sorted, repeats kept) or as a list. Repeats count: both
-// corereloc's Match and cilium/ebpf score a candidate by how many of a
+// coremin's Match and cilium/ebpf score a candidate by how many of a
 // group's relocations it misses, so A×3 + B and A + B×3 can choose
 // different candidates on the same kernel and must not share a cached
 // outcome.

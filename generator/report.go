@@ -10,15 +10,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/internal/vocab"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
-// ErrVerify is wrapped by the error of a kernel whose minimized BTF does
+// errVerify is wrapped by the error of a kernel whose minimized BTF does
 // not relocate the objects like its full BTF does.
-var ErrVerify = errors.New("minimized BTF fails verification")
+var errVerify = errors.New("minimized BTF fails verification")
 
 // Report is what a generate run found: the coverage of every kernel and
 // whether each program loads there (the load prediction), the
@@ -75,7 +75,7 @@ type KernelReport struct {
 	// those, so these programs need the kernel's BTF.
 	KernelTypeIDs []RelocationReport `json:"kernel_type_ids,omitempty"`
 	// Fixups digests the fixups cilium/ebpf gives every relocation of
-	// the objects on this kernel (corereloc.Answers.FixupDigest): kernels
+	// the objects on this kernel (coremin.Answers.FixupDigest): kernels
 	// with one digest relocate the objects alike. Families compares its
 	// members' digests.
 	Fixups string `json:"fixups"`
@@ -122,7 +122,7 @@ type objectRows struct {
 
 // rows lists, object by object, the relocations that do not resolve and
 // those that need the kernel's own type IDs; predict adds the programs.
-func (o *objects) rows(res *corereloc.Result) []objectRows {
+func (o *objects) rows(res *coremin.Result) []objectRows {
 	rows := make([]objectRows, len(res.Objects))
 	for i, obj := range res.Objects {
 		for j := range obj.Sites {
@@ -134,7 +134,7 @@ func (o *objects) rows(res *corereloc.Result) []objectRows {
 
 // add appends the rows, if any, of site j of obj, named object, whose
 // outcome is c: process and fromCache share it.
-func (rows *objectRows) add(object string, obj *corereloc.Object, j int, c cachedOutcome) {
+func (rows *objectRows) add(object string, obj *coremin.Object, j int, c cachedOutcome) {
 	if !c.Unresolved && !c.KernelTypeID {
 		return // most sites: naming them was 2 % of a run with the big test object
 	}
@@ -171,24 +171,24 @@ func report(k kernelkey.Key, path string, objects []string, types, bytes int, ro
 
 // statusWords are the statuses statusWord gives an unresolved
 // relocation, the only ones a report's Unresolved rows hold.
-var statusWords = []string{"absent", "poisoned", corereloc.Ambiguous.String(), corereloc.Failed.String()}
+var statusWords = []string{"absent", "poisoned", coremin.Ambiguous.String(), coremin.Failed.String()}
 
-// relocationKinds are the names of corereloc.Kind, the only kinds a
+// relocationKinds are the names of coremin.Kind, the only kinds a
 // report's relocation rows hold.
 var relocationKinds = func() []string {
 	var kinds []string
-	for k := corereloc.Kind(0); !strings.HasPrefix(k.String(), "Kind("); k++ {
+	for k := coremin.Kind(0); !strings.HasPrefix(k.String(), "Kind("); k++ {
 		kinds = append(kinds, k.String())
 	}
 	return kinds
 }()
 
 // statusWord says what an unresolved relocation does to its program.
-func statusWord(out corereloc.Outcome) string {
+func statusWord(out coremin.Outcome) string {
 	switch {
-	case out.Status == corereloc.Missing && out.Poisoned:
+	case out.Status == coremin.Missing && out.Poisoned:
 		return "poisoned"
-	case out.Status == corereloc.Missing:
+	case out.Status == coremin.Missing:
 		return "absent"
 	}
 	return out.Status.String()

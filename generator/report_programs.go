@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vocab"
@@ -53,7 +53,7 @@ type ProgramReport struct {
 // returns, per object, the kernel type IDs the relocations took by
 // program and instruction, and the programs whose relocations
 // btf.CORERelocate refused.
-func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.Kernel, rows []objectRows, typeIDs []map[string]map[int]uint64, fixups *corereloc.Answers) ([]map[string]map[int]uint64, []map[string]bool) {
+func (o *objects) predict(k kernelkey.Key, targets []*btf.Spec, facts *predict.Kernel, rows []objectRows, typeIDs []map[string]map[int]uint64, fixups *coremin.Answers) ([]map[string]map[int]uint64, []map[string]bool) {
 	ids := make([]map[string]map[int]uint64, len(o.colls))
 	unrelocated := make([]map[string]bool, len(o.colls))
 	for i, coll := range o.colls {

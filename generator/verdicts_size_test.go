@@ -25,7 +25,7 @@ func TestVerdictBytes(t *testing.T) {
 	}
 	repo := filepath.Join(kerneltest.Dir(), "..")
 	var objects []string
-	for _, pattern := range []string{"testdata/objects/*-el.o", "corereloc/testdata/*-el.o", "examples/execsnoop/bpf_*_bpfel.o"} {
+	for _, pattern := range []string{"testdata/objects/*-el.o", "internal/coremin/testdata/*-el.o", "examples/execsnoop/bpf_*_bpfel.o"} {
 		m, err := filepath.Glob(filepath.Join(repo, pattern))
 		if err != nil {
 			t.Fatal(err)

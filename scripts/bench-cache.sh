@@ -6,7 +6,7 @@
 # peak RSS, and payload bytes per kernel.
 # Usage: scripts/bench-cache.sh N [raw|xz] [objects...]
 # Defaults: raw, and the 14 little-endian objects of the repository
-# (testdata/objects/*-el.o, corereloc/testdata/*-el.o, execsnoop's two).
+# (testdata/objects/*-el.o, internal/coremin/testdata/*-el.o, execsnoop's two).
 # The corpus goes to ${BENCH_DIR:-/tmp}/btfembed-bench-N-FORMAT and is
 # reused when there; nothing is written in the repository.
 set -euo pipefail
@@ -16,7 +16,7 @@ format=${2:-raw}
 shift 2 || shift $#
 objs=("$@")
 if [ ${#objs[@]} -eq 0 ]; then
-	objs=(testdata/objects/*-el.o corereloc/testdata/*-el.o examples/execsnoop/bpf_*_bpfel.o)
+	objs=(testdata/objects/*-el.o internal/coremin/testdata/*-el.o examples/execsnoop/bpf_*_bpfel.o)
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

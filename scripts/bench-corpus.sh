@@ -5,7 +5,7 @@
 # /sys/kernel/btf/vmlinux when readable, and copies of those under other
 # release names up to 12: with the cache off every kernel is read,
 # minimized and verified from scratch), and DIR/objects, one path a line:
-# testdata/objects/*-el.o, corereloc/testdata/*-el.o, cilium/ebpf's
+# testdata/objects/*-el.o, internal/coremin/testdata/*-el.o, cilium/ebpf's
 # btf/testdata relocs*-el.elf and tags-el.elf, its testdata errors-el.elf
 # and manyprogs-el.elf, and examples/execsnoop's x86 object (18 on main
 # at the time of writing).
@@ -36,7 +36,7 @@ while [ "$(find "$hub" -name '*.btf' | wc -l)" -lt 12 ]; do
 	done
 done
 
-objs="$root/testdata/objects/*-el.o $root/corereloc/testdata/*-el.o"
+objs="$root/testdata/objects/*-el.o $root/internal/coremin/testdata/*-el.o"
 objs="$objs $cilium/btf/testdata/relocs-el.elf $cilium/btf/testdata/relocs_enum-el.elf"
 objs="$objs $cilium/btf/testdata/relocs_read-el.elf $cilium/btf/testdata/relocs_read_tgt-el.elf"
 objs="$objs $cilium/btf/testdata/tags-el.elf $cilium/testdata/errors-el.elf"

@@ -4,7 +4,7 @@
 # with the cache off, for
 #   - the testdata corpus (testdata/btfhub with testdata/corpus-extra's
 #     modules) and every little-endian test object (testdata/objects,
-#     corereloc/testdata, cilium/ebpf's CO-RE test objects, execsnoop's),
+#     internal/coremin/testdata, cilium/ebpf's CO-RE test objects, execsnoop's),
 #     then the same with testdata/objects/big added;
 #   - the benchmark corpus of scripts/bench-generate-vs-bpftool.sh (12
 #     kernels) with the same objects;

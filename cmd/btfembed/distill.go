@@ -168,15 +168,16 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 		out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
 		var ue *distill.UnmappedError
 		if errors.As(err, &ue) {
-			for _, u := range ue.Types {
+			types := ue.Types()
+			for _, u := range types {
 				fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
 			}
 			hint := ""
-			if ue.LayoutCompatible {
+			if ue.LayoutCompatible() {
 				hint = "; -layout-compatible would map them all"
 			}
 			return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
-				splitPath, *basePath, len(ue.Types), ue.Total, hint)
+				splitPath, *basePath, len(types), ue.Total(), hint)
 		}
 		if err != nil {
 			return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)

@@ -67,57 +67,51 @@ func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base
 		return fmt.Errorf("min: %w", err)
 	}
 	for _, o := range objs {
-		if len(o.Sites) == 0 {
-			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path)
+		if o.Relocations() == 0 {
+			fmt.Fprintf(stderr, "btfembed min: warning: %s: no CO-RE relocations (no .BTF.ext records): it needs no kernel BTF\n", o.Path())
 		}
 	}
-	var targets []*corereloc.Target
+	// Without -B the kernel's BTF is vmlinux BTF; with it, a module's
+	// split BTF over the base.
+	vmlinuxPath, modules := kernelPath, []string(nil)
 	if base != "" {
-		b, err := readTarget(files, base, nil)
-		if err != nil {
-			return fmt.Errorf("min: base: %w", err)
-		}
-		targets = append(targets, b)
+		vmlinuxPath, modules = base, []string{kernelPath}
 	}
-	var split *corereloc.Target
-	if len(targets) > 0 {
-		split = targets[0]
-	}
-	k, err := readTarget(files, kernelPath, split)
-	if err != nil && base != "" {
-		return fmt.Errorf("min: %w (is -B %s the vmlinux it was built over?)", err, base)
-	} else if err != nil {
+	vmlinux, err := readFile(files, vmlinuxPath)
+	if err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
-	targets = append(targets, k)
-
-	res, err := corereloc.Match(objs, targets)
-	if err != nil {
-		return fmt.Errorf("min: %s: %w", kernelPath, err)
-	}
-	for ref, o := range res.Sites() {
-		if o.Status == corereloc.Ambiguous || o.Status == corereloc.Failed {
-			fmt.Fprintf(stderr, "btfembed min: %s: %s: %v\n", kernelPath, res.Objects[ref.Object].SiteString(ref.Site), o.Err)
+	var moduleBTF [][]byte
+	for _, path := range modules {
+		m, err := readFile(files, path)
+		if err != nil {
+			return fmt.Errorf("min: %w", err)
 		}
+		moduleBTF = append(moduleBTF, m.BTF)
 	}
-	vmlinux, modules, err := corereloc.Minimize(res)
-	if err != nil {
+	min, err := corereloc.Minimize(objs, vmlinux.BTF, moduleBTF...)
+	if err != nil && base != "" {
+		return fmt.Errorf("min: %s: %w (is -B %s the vmlinux it was built over?)", kernelPath, err, base)
+	} else if err != nil {
 		return fmt.Errorf("min: %s: %w", kernelPath, err)
+	}
+	for _, err := range min.Unresolved {
+		fmt.Fprintf(stderr, "btfembed min: %s: %v\n", kernelPath, err)
 	}
 	if err := files.Unchanged(); err != nil {
 		return fmt.Errorf("min: %w", err)
 	}
 	if base == "" {
-		return atomicfile.WriteFile(outPath, vmlinux)
+		return atomicfile.WriteFile(outPath, min.VMLinux)
 	}
 	// Both files or neither: a split BTF beside a base it does not fit is
 	// worse than no output.
 	var out atomicfile.Set
 	defer out.Abort()
-	if err := out.AddBytes(outPath+".base", vmlinux); err != nil {
+	if err := out.AddBytes(outPath+".base", min.VMLinux); err != nil {
 		return err
 	}
-	if err := out.AddBytes(outPath, modules[0]); err != nil {
+	if err := out.AddBytes(outPath, min.Modules[0]); err != nil {
 		return err
 	}
 	return out.Commit()
@@ -137,12 +131,6 @@ func readFile(files *regfile.Mapped, path string) (*corpus.File, error) {
 // base if not nil; errors name the file.
 func readBTF(files *regfile.Mapped, path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 	return readParsed(files, path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
-}
-
-// readTarget reads the BTF of a file with readFile and parses it for
-// Match, split over base if not nil; errors name the file.
-func readTarget(files *regfile.Mapped, path string, base *corereloc.Target) (*corereloc.Target, error) {
-	return readParsed(files, path, func(raw []byte) (*corereloc.Target, error) { return corereloc.NewTarget(raw, base) })
 }
 
 // readParsed reads the BTF of a file with readFile and parses it with

@@ -40,6 +40,15 @@ type outputs struct {
 
 type outputFile = atomicfile.File
 
+// coverage is what the generated doc comment says of a report's payload.
+func coverage(r *generator.Report) *emit.Coverage {
+	c := &emit.Coverage{Objects: r.Objects, Blobs: r.Blobs, PayloadBytes: r.PayloadBytes}
+	for _, k := range r.Kernels {
+		c.Arches = append(c.Arches, k.Arch)
+	}
+	return c
+}
+
 // add emits the Go file and its payload for one result, built for the
 // GOARCHes (nil: for all).
 func (o *outputs) add(goFile string, goarches []string, res *generator.Result) error {
@@ -58,7 +67,7 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 		PayloadFile: filepath.Base(payload),
 		GoFile:      filepath.Base(goFile),
 		Command:     o.command,
-		Report:      res.Report,
+		Coverage:    coverage(res.Report),
 	})
 	if err != nil {
 		return err

@@ -63,15 +63,15 @@ func TestReadBadInputs(t *testing.T) {
 		want string
 	}{
 		{"a-truncated.btf.tar.xz", archive[:len(archive)/2], nil, "xz: "},
-		{"b-no-member.btf.tar.xz", tarXZ(t, extracttest.Section{Name: "README", Data: []byte("hello")}), ErrNoBTF, "tarball has no .btf member"},
-		{"c-empty.btf.tar.xz", tarXZ(t), ErrNoBTF, "empty tarball"},
-		{"d-zero-bytes.btf.tar.xz", nil, ErrUnknownFormat, "unknown file format"},
+		{"b-no-member.btf.tar.xz", tarXZ(t, extracttest.Section{Name: "README", Data: []byte("hello")}), errNoBTF, "tarball has no .btf member"},
+		{"c-empty.btf.tar.xz", tarXZ(t), errNoBTF, "empty tarball"},
+		{"d-zero-bytes.btf.tar.xz", nil, errUnknownFormat, "unknown file format"},
 		{"e-not-btf.btf", []byte("this is not BTF at all, just some text"), nil, "not BTF"},
 		{"f-broken.btf", brokenBTF(t), nil, "parse BTF"},
 		{"f-name-inside.btf", nameInsideBTF(t), nil, `parse BTF: type 2: func: name offset 2 points inside the string "verify_cpu", not at its start`},
-		{"vmlinux-g-no-btf", extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".rodata", Data: []byte(extracttest.Banner)}), ErrNoBTF, "CONFIG_DEBUG_INFO_BTF"},
-		{"h-orphan.modules/nvme.ko.xz", nil, ErrNoBase, "no kernel x86_64/h-orphan (debian 12) beside it"},
-		{good.Release + ".modules/not-a-module.ko", []byte("garbage"), ErrUnknownFormat, "module is not ELF"},
+		{"vmlinux-g-no-btf", extracttest.MakeELF(elf.EM_X86_64, extracttest.Section{Name: ".rodata", Data: []byte(extracttest.Banner)}), errNoBTF, "CONFIG_DEBUG_INFO_BTF"},
+		{"h-orphan.modules/nvme.ko.xz", nil, errNoBase, "no kernel x86_64/h-orphan (debian 12) beside it"},
+		{good.Release + ".modules/not-a-module.ko", []byte("garbage"), errUnknownFormat, "module is not ELF"},
 		{good.Release + ".modules/nvme.btf", []byte("\x9f\xeb\x01\x00garbage"), nil, "BTF header: "},
 		{good.Release + ".modules/virtio_net.ko.xz", nil, nil, "split BTF over the kernel's vmlinux"},
 	}

@@ -64,10 +64,8 @@
 // DWARF, minutes of pahole for a debug package, which a caller shows where
 // nothing else would be printed for that long; KernelPath and ModulesPath
 // say where a kernel and its modules go in the layout, for tools that
-// write one themselves. The errors let callers tell failures apart: ErrNoBTF (the
-// file holds none), ErrUnknownFormat (not a form this package reads),
-// ErrNoBase (split BTF without its base), ErrIncompleteKey (the path or
-// flags do not give the kernel's distro, version, arch and release),
-// ErrTooLarge and ErrMemoryBudget (the limits for untrusted input),
-// and KernelError (one kernel of a stream could not be read).
+// write one themselves. KernelError is one kernel of a stream that could
+// not be read; its message names the file and what is wrong with it (no
+// BTF, an unknown format, a module without its base, a key the path does
+// not give, a cap for untrusted input), which no caller branches on.
 package corpus

@@ -63,8 +63,8 @@ type dwarfModule struct {
 // replaced.
 //
 // Modules pahole or the check fail on are returned as *KernelError values
-// beside the kernel. The kernel's errors name source, wrap ErrNoBTF when
-// pahole made no types, and ErrIncompleteKey when nothing tells the
+// beside the kernel. The kernel's errors name source, wrap errNoBTF when
+// pahole made no types, and errIncompleteKey when nothing tells the
 // release or architecture; a missing or too old pahole wraps
 // pahole.ErrNotFound or pahole.ErrTooOld and says what to install.
 func importDWARF(ctx context.Context, source string, read dwarfReader, opts *ImportOptions) (*Kernel, []error, error) {
@@ -138,7 +138,7 @@ func dwarfKey(in *dwarfInput, opts *ImportOptions) (told, error) {
 		return told{}, err
 	}
 	if !e.HasDWARF {
-		return told{}, fmt.Errorf("%w: ELF without DWARF (.debug_info) nor .BTF: nothing to make BTF from", ErrNoBTF)
+		return told{}, fmt.Errorf("%w: ELF without DWARF (.debug_info) nor .BTF: nothing to make BTF from", errNoBTF)
 	}
 	key := in.Key
 	if key.key.Arch == "" {
@@ -152,7 +152,7 @@ func dwarfKey(in *dwarfInput, opts *ImportOptions) (told, error) {
 		key = key.override(opts.Key)
 	}
 	if key.key.Arch == "" || key.key.Release == "" {
-		return told{}, fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)
+		return told{}, fmt.Errorf("%w: give -arch and -release", errIncompleteKey)
 	}
 	return key, nil
 }

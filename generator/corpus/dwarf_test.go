@@ -232,7 +232,7 @@ func TestImportDebugDebSmall(t *testing.T) {
 		if len(res.Skipped) > 0 || len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
 			t.Fatalf("run %d: imported %+v, skipped %v; want %v with one module", run, res.Kernels, res.Skipped, want)
 		}
-		if run == 0 && (len(warnings) != 1 || !errors.Is(warnings[0], ErrNoBase) || !strings.Contains(warnings[0].Error(), "6.99.0-1-other")) {
+		if run == 0 && (len(warnings) != 1 || !errors.Is(warnings[0], errNoBase) || !strings.Contains(warnings[0].Error(), "6.99.0-1-other")) {
 			t.Errorf("warnings %v, want one for the module of 6.99.0-1-other", warnings)
 		}
 		k := readBack(t, out)[want]

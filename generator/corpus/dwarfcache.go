@@ -106,7 +106,7 @@ func (dc dwarfCache) decode(data []byte) (*Kernel, []error, error) {
 		return nil, nil, err
 	}
 	if base.NextID() == base.FirstID() {
-		return nil, nil, fmt.Errorf("%w: no types", ErrNoBTF)
+		return nil, nil, fmt.Errorf("%w: no types", errNoBTF)
 	}
 	k := &Kernel{Key: e.Key, keyFrom: e.KeyFrom, Path: memberPath(dc.source, e.Member), VMLinux: e.VMLinux}
 	for _, m := range e.Modules {

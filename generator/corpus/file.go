@@ -17,7 +17,7 @@ type File struct {
 	// BTF, or a module's split BTF (over its vmlinux, or over Base when
 	// Base is set). It is checked for framing only: parse it with
 	// btf.LoadSpecFromReader (btf.LoadSplitSpecFromReader over its base
-	// for a module) or corereloc.NewTarget.
+	// for a module) or coremin.NewTarget.
 	BTF []byte
 	// Base is a module's distilled base BTF, its .BTF.base section (pahole
 	// 1.28+ writes one for out-of-tree modules); nil otherwise.
@@ -38,7 +38,7 @@ type File struct {
 // it has one), or a kernel image (bzImage, EFI zboot, Image, Image.gz). The
 // contents decide the form, not the name.
 //
-// Errors name the file and wrap ErrNoBTF or ErrUnknownFormat where one
+// Errors name the file and wrap errNoBTF or errUnknownFormat where one
 // applies.
 func ReadBTF(path string) (*File, error) {
 	data, err := regfile.ReadFile(path, extract.MaxImage)

@@ -175,11 +175,11 @@ func TestReadBTFErrors(t *testing.T) {
 		data []byte // nil: the test binary itself
 		is   error  // nil: any error
 	}{
-		{"no .BTF", nil, ErrNoBTF},
+		{"no .BTF", nil, errNoBTF},
 		{"truncated elf", ko[:len(ko)/3], nil},
 		{"truncated xz", koXZ[:len(koXZ)/2], nil},
-		{"not elf", []byte("hello, world"), ErrUnknownFormat},
-		{"empty", []byte{}, ErrUnknownFormat},
+		{"not elf", []byte("hello, world"), errUnknownFormat},
+		{"empty", []byte{}, errUnknownFormat},
 		{"missing", nil, os.ErrNotExist},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,7 +43,7 @@ func FuzzReadBTF(f *testing.F) {
 // FuzzTarMemberBTF feeds the BTFHub archive's tar reading, checked
 // against a plain walk of the archive with archive/tar: where the walk
 // reads the whole archive, btfhub.ReadTar returns the one regular .btf
-// member's bytes, ErrNoBTF when there is none, and an error when there are
+// member's bytes, errNoBTF when there is none, and an error when there are
 // two. Its seeds are archives in each format archive/tar writes (ustar,
 // pax, GNU long names), and its committed inputs include those of the
 // differential target that compared btfembed's own tar reader with
@@ -96,8 +96,8 @@ func FuzzTarMemberBTF(f *testing.F) {
 			}
 		}
 		switch {
-		case len(want) == 0 && !errors.Is(err, ErrNoBTF):
-			t.Fatalf("no .btf member: got %d bytes, error %v; want ErrNoBTF", len(got), err)
+		case len(want) == 0 && !errors.Is(err, errNoBTF):
+			t.Fatalf("no .btf member: got %d bytes, error %v; want errNoBTF", len(got), err)
 		case len(want) > 1 && err == nil:
 			t.Fatalf("%d .btf members: no error", len(want))
 		case len(want) == 1 && len(want[0]) <= extract.MaxBTF && (err != nil || !bytes.Equal(got, want[0])):

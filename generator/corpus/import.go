@@ -104,7 +104,7 @@ const sysVMLinux = "/sys/kernel/btf/vmlinux"
 // inputs are read in parallel.
 //
 // Bad inputs are reported in ImportResult.Skipped, as *KernelError values
-// wrapping ErrNoBTF, ErrNoBase, ErrUnknownFormat or ErrIncompleteKey where
+// wrapping errNoBTF, errNoBase, errUnknownFormat or errIncompleteKey where
 // one applies, and the others are still imported; with ImportOptions.Strict
 // the first one ends the import and is returned as the error. Errors writing
 // dir are always returned.
@@ -259,7 +259,7 @@ func importInput(ctx context.Context, in string, opts *ImportOptions, emit func(
 	k := &Kernel{Path: in, VMLinux: file.BTF}
 	k.setKey(inputKey(in).or(told{file.Key, file.keyFrom}).override(over))
 	if k.Key.Arch == "" || k.Key.Release == "" {
-		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: give -arch and -release", ErrIncompleteKey)})
+		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: give -arch and -release", errIncompleteKey)})
 		return
 	}
 	emit(k, nil)
@@ -326,7 +326,7 @@ func importDeb(in string, r io.Reader, over kernelkey.Key, opts *ImportOptions, 
 		return
 	}
 	if len(c.Images) == 0 {
-		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", ErrNoBTF)})
+		emit(nil, &KernelError{Path: in, Err: fmt.Errorf("%w: package has no /boot/vmlinuz-*", errNoBTF)})
 	}
 	arch, _ := kernelkey.NormalizeArch(c.Control.Architecture)
 	key := func(img fromPackage[extract.PackageImage]) told {
@@ -411,7 +411,7 @@ func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPacka
 	for _, rel := range slices.Sorted(maps.Keys(byRelease)) {
 		mods := byRelease[rel]
 		emit(nil, &KernelError{Path: mods[0].file + ":lib/modules/" + rel,
-			Err: fmt.Errorf("%w: %d modules, no kernel image of release %s (boot/vmlinuz-%s or lib/modules/%s/vmlinuz) in the same package or build", ErrNoBase, len(mods), rel, rel, rel)})
+			Err: fmt.Errorf("%w: %d modules, no kernel image of release %s (boot/vmlinuz-%s or lib/modules/%s/vmlinuz) in the same package or build", errNoBase, len(mods), rel, rel, rel)})
 	}
 }
 
@@ -420,8 +420,8 @@ func packageKernels(images []fromPackage[extract.PackageImage], mods []fromPacka
 // image without BTF is no corrupt file: it says where its kernel's BTF is
 // to be had, the debug package's DWARF.
 func imageError(err error, modules int, debugPackage string) error {
-	if errors.Is(err, ErrNoBTF) {
-		err = fmt.Errorf("%w in the kernel image (built without CONFIG_DEBUG_INFO_BTF): import its debug package %s instead, whose DWARF pahole makes into BTF, modules included", ErrNoBTF, debugPackage)
+	if errors.Is(err, errNoBTF) {
+		err = fmt.Errorf("%w in the kernel image (built without CONFIG_DEBUG_INFO_BTF): import its debug package %s instead, whose DWARF pahole makes into BTF, modules included", errNoBTF, debugPackage)
 	}
 	if modules > 0 {
 		err = fmt.Errorf("%w; its %d modules in this package are left out", err, modules)

@@ -191,8 +191,8 @@ func TestImportInputs(t *testing.T) {
 	t.Run("strict", func(t *testing.T) {
 		out := t.TempDir()
 		_, err := Import(t.Context(), out, []string{filepath.Join(in, "garbage")}, &ImportOptions{Strict: true})
-		if !errors.Is(err, ErrUnknownFormat) {
-			t.Fatalf("error %v, want ErrUnknownFormat", err)
+		if !errors.Is(err, errUnknownFormat) {
+			t.Fatalf("error %v, want errUnknownFormat", err)
 		}
 		entries, _ := os.ReadDir(out)
 		if len(entries) != 0 {
@@ -205,8 +205,8 @@ func TestImportInputs(t *testing.T) {
 		obj := "../../testdata/objects/features/control-el.o"
 		out := t.TempDir()
 		_, err := Import(t.Context(), out, []string{obj}, &ImportOptions{Strict: true, Key: kernelkey.Key{Arch: "x86_64", Release: "6.99.2"}})
-		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "BPF object") {
-			t.Fatalf("error %v, want ErrUnknownFormat naming a BPF object", err)
+		if !errors.Is(err, errUnknownFormat) || !strings.Contains(err.Error(), "BPF object") {
+			t.Fatalf("error %v, want errUnknownFormat naming a BPF object", err)
 		}
 		if entries, _ := os.ReadDir(out); len(entries) != 0 {
 			t.Errorf("importing a BPF object wrote %d entries", len(entries))
@@ -214,8 +214,8 @@ func TestImportInputs(t *testing.T) {
 	})
 	t.Run("no release", func(t *testing.T) {
 		_, err := Import(t.Context(), t.TempDir(), []string{filepath.Join(in, "6.99.1-raw.btf")}, &ImportOptions{Strict: true})
-		if !errors.Is(err, ErrIncompleteKey) || !strings.Contains(err.Error(), "-arch") {
-			t.Fatalf("error %v, want ErrIncompleteKey telling the flags", err)
+		if !errors.Is(err, errIncompleteKey) || !strings.Contains(err.Error(), "-arch") {
+			t.Fatalf("error %v, want errIncompleteKey telling the flags", err)
 		}
 	})
 }
@@ -292,7 +292,7 @@ func TestWriteKernel(t *testing.T) {
 		}
 	}
 
-	if _, err := writeKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, ErrIncompleteKey) {
+	if _, err := writeKernel(out, &Kernel{Key: kernelkey.Key{Release: "x"}}); !errors.Is(err, errIncompleteKey) {
 		t.Errorf("write without arch: %v", err)
 	}
 }
@@ -309,7 +309,7 @@ func TestImportDebSynthetic(t *testing.T) {
 	if len(res.Kernels) != 1 || res.Kernels[0].Key != want || res.Kernels[0].Modules != 1 {
 		t.Fatalf("imported %+v, want %v with one module", res.Kernels, want)
 	}
-	if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], ErrNoBase) || !strings.Contains(res.Skipped[0].Error(), deb+":lib/modules/6.99.0-7-other") {
+	if len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], errNoBase) || !strings.Contains(res.Skipped[0].Error(), deb+":lib/modules/6.99.0-7-other") {
 		t.Errorf("skipped %v, want the modules of 6.99.0-7-other without base", res.Skipped)
 	}
 	k := readBack(t, out)[want]
@@ -386,8 +386,8 @@ func TestImportDebWithoutBTF(t *testing.T) {
 	}
 	err = res.Skipped[0]
 	var ke *KernelError
-	if !errors.As(err, &ke) || ke.Path != deb+":boot/vmlinuz-"+release || !errors.Is(err, ErrNoBTF) || errors.Is(err, ErrNoBase) {
-		t.Errorf("skipped %v, want ErrNoBTF naming the image", err)
+	if !errors.As(err, &ke) || ke.Path != deb+":boot/vmlinuz-"+release || !errors.Is(err, errNoBTF) || errors.Is(err, errNoBase) {
+		t.Errorf("skipped %v, want errNoBTF naming the image", err)
 	}
 	for _, w := range []string{"linux-image-" + release + "-dbg", "its 3 modules"} {
 		if !strings.Contains(err.Error(), w) {

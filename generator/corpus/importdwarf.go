@@ -54,7 +54,7 @@ func readDebugDeb(in, dir string, found func(extract.DWARFFile) error, opts *Imp
 // warned about (ImportOptions.Warn).
 func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(release string) told, opts *ImportOptions) (*dwarfInput, error) {
 	if len(vmlinux) == 0 {
-		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", ErrNoBTF)
+		return nil, fmt.Errorf("%w: debug package without usr/lib/debug/boot/vmlinux-* or usr/lib/debug/lib/modules/*/vmlinux", errNoBTF)
 	}
 	v := vmlinux[0]
 	for _, o := range vmlinux[1:] {
@@ -72,7 +72,7 @@ func dwarfPackage(in string, vmlinux, modules []extract.DWARFFile, key func(rele
 		dv.Modules = append(dv.Modules, dwarfModule{Name: m.Name, Member: m.Path, File: m.File})
 	}
 	if len(other) > 0 {
-		opts.warn(&KernelError{Path: in, Err: fmt.Errorf("%w: %d modules of another release than vmlinux %s, such as %s", ErrNoBase, len(other), v.Release, other[0])})
+		opts.warn(&KernelError{Path: in, Err: fmt.Errorf("%w: %d modules of another release than vmlinux %s, such as %s", errNoBase, len(other), v.Release, other[0])})
 	}
 	return dv, nil
 }

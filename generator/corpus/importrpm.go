@@ -117,7 +117,7 @@ func importRPMs(ctx context.Context, group []rpmPackage, opts *ImportOptions, em
 	if len(images) == 0 && len(modules) == 0 {
 		for _, p := range group {
 			if _, ok := headers[p.file]; ok {
-				emit(p.file, nil, &KernelError{Path: p.file, Err: fmt.Errorf("%w: package %s has no kernel image (lib/modules/<release>/vmlinuz, boot/vmlinuz-<release>) and no modules", ErrNoBTF, p.header.Name)})
+				emit(p.file, nil, &KernelError{Path: p.file, Err: fmt.Errorf("%w: package %s has no kernel image (lib/modules/<release>/vmlinuz, boot/vmlinuz-<release>) and no modules", errNoBTF, p.header.Name)})
 			}
 		}
 		return

@@ -125,9 +125,9 @@ func TestImportRPMWithoutKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Kernels) != 0 || len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], ErrNoBase) ||
+	if len(res.Kernels) != 0 || len(res.Skipped) != 1 || !errors.Is(res.Skipped[0], errNoBase) ||
 		!strings.Contains(res.Skipped[0].Error(), modules+":lib/modules/"+testKernels[3].key.Release) {
-		t.Fatalf("imported %v, skipped %v; want one ErrNoBase naming %s", res.Kernels, res.Skipped, modules)
+		t.Fatalf("imported %v, skipped %v; want one errNoBase naming %s", res.Kernels, res.Skipped, modules)
 	}
 }
 
@@ -159,7 +159,7 @@ func TestImportRPMHostile(t *testing.T) {
 		{"module name", extracttest.RPMWithPayload(t, good, goodImage, extracttest.Section{Name: "./lib/modules/" + release + "/kernel/a\nb.ko", Data: module}),
 			pathelem.ErrUnsafe, ":lib/modules/" + release + "/kernel/a\nb.ko: module name", 1},
 		{"release walking out", extracttest.RPMWithPayload(t, good, extracttest.Section{Name: "./lib/modules/../../../tmp/ESCAPED/vmlinuz", Data: image}),
-			ErrNoBTF, ": no BTF found: package kernel-core has no kernel image", 0},
+			errNoBTF, ": no BTF found: package kernel-core has no kernel image", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()

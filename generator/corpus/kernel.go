@@ -82,22 +82,22 @@ type Module struct {
 
 // Sentinel errors, wrapped by the errors of this package.
 var (
-	// ErrNoBTF: the input holds no BTF (for a kernel image, it was built
+	// errNoBTF: the input holds no BTF (for a kernel image, it was built
 	// without CONFIG_DEBUG_INFO_BTF).
-	ErrNoBTF = extract.ErrNoBTF
-	// ErrNoBase: module BTF without the vmlinux BTF it is split over.
-	ErrNoBase = errors.New("module without its kernel's vmlinux BTF")
-	// ErrUnknownFormat: the input is none of the formats this package reads.
-	ErrUnknownFormat = extract.ErrUnknownFormat
-	// ErrIncompleteKey: the input does not tell the release or arch and no
+	errNoBTF = extract.ErrNoBTF
+	// errNoBase: module BTF without the vmlinux BTF it is split over.
+	errNoBase = errors.New("module without its kernel's vmlinux BTF")
+	// errUnknownFormat: the input is none of the formats this package reads.
+	errUnknownFormat = extract.ErrUnknownFormat
+	// errIncompleteKey: the input does not tell the release or arch and no
 	// flag gave it.
-	ErrIncompleteKey = errors.New("release or architecture unknown")
-	// ErrTooLarge: the input decompresses, or claims to decompress, past
+	errIncompleteKey = errors.New("release or architecture unknown")
+	// errTooLarge: the input decompresses, or claims to decompress, past
 	// one of the caps of docs/threat-model.md.
-	ErrTooLarge = extract.ErrTooLarge
-	// ErrMemoryBudget: the inputs read in parallel together needed more
+	errTooLarge = extract.ErrTooLarge
+	// errMemoryBudget: the inputs read in parallel together needed more
 	// than the memory budget; fewer workers help.
-	ErrMemoryBudget = extract.ErrMemoryBudget
+	errMemoryBudget = extract.ErrMemoryBudget
 )
 
 // KernelError reports one corpus file (a kernel, a module or an import

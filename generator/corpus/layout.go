@@ -186,7 +186,7 @@ func walkCorpus(roots []string) []entry {
 		entries = append(entries, entry{
 			path: md,
 			key:  key,
-			err:  fmt.Errorf("%w: no kernel %s beside it or in another root", ErrNoBase, key),
+			err:  fmt.Errorf("%w: no kernel %s beside it or in another root", errNoBase, key),
 		})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {

@@ -40,7 +40,7 @@ func hostileCases() []hostileCase {
 		writeFile(tb, filepath.Join(dir, name), data)
 		return name
 	}
-	tooLarge := ErrTooLarge.Error()
+	tooLarge := errTooLarge.Error()
 	return []hostileCase{
 		{"xz", func(tb testing.TB, dir string, n int64) []string {
 			return []string{write(tb, dir, "9.9.9-bomb.btf.xz", bomb(tb, extract.FormatXZ, n))}

@@ -291,7 +291,7 @@ func readKernelFile(e entry, full bool) (*Kernel, error) {
 		return nil, err
 	}
 	if k.Key.Arch == "" || k.Key.Release == "" {
-		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", ErrIncompleteKey)
+		return nil, fmt.Errorf("%w: put the file under .../<distro>/<version>/<arch>/ or import it with -arch and -release", errIncompleteKey)
 	}
 	if full && k.FullSpec == nil {
 		// Not an error here: the generator loads VMLinux again, and

@@ -50,7 +50,7 @@ func orUnknown(s string) string {
 // of the kernel is replaced whole.
 func writeKernel(dir string, k *Kernel) (string, error) {
 	if k.Key.Arch == "" || k.Key.Release == "" {
-		return "", fmt.Errorf("write kernel %s: %w", k.Key, ErrIncompleteKey)
+		return "", fmt.Errorf("write kernel %s: %w", k.Key, errIncompleteKey)
 	}
 	if err := k.checkNames(); err != nil {
 		return "", fmt.Errorf("write kernel %s: %w", k.Key, err)

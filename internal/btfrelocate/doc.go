@@ -1,9 +1,10 @@
 // Package btfrelocate relocates split BTF written over a distilled base
 // onto another base BTF, the semantics of libbpf's btf__relocate. It lies
-// below both of its users: package distill, whose Relocate is the public
-// API and the 'btfembed relocate' command, and the runtime, which relocates
-// embedded module BTF onto the selected vmlinux BTF inside every agent and
-// so must not link the distillation code.
+// below its users: package distill, whose Relocate is the public API and
+// the 'btfembed relocate' command, internal/btfdistill, which distills over
+// its Base, and the runtime, which relocates embedded module BTF onto the
+// selected vmlinux BTF inside every agent and so must not link the
+// distillation code (internal/btfdistill).
 package btfrelocate
 
 import "errors"

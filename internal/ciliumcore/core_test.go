@@ -13,7 +13,7 @@ import (
 // object loads a committed BPF object with CO-RE relocations.
 func object(tb testing.TB) (*ebpf.CollectionSpec, *btf.Spec) {
 	tb.Helper()
-	path := filepath.Join("..", "..", "corereloc", "testdata", "flexarray-el.o")
+	path := filepath.Join("..", "..", "internal", "coremin", "testdata", "flexarray-el.o")
 	coll, err := ebpf.LoadCollectionSpec(path)
 	if err != nil {
 		tb.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/plural"
 
 	"github.com/dave/jennifer/jen"
@@ -46,8 +45,19 @@ type Args struct {
 	// Command is the invocation to record in the header; it must not hold
 	// host-specific paths.
 	Command string
-	// Report summarizes the payload in the doc comment.
-	Report *generator.Report
+	// Coverage summarizes the payload in the doc comment; nil leaves it
+	// out.
+	Coverage *Coverage
+}
+
+// Coverage is what a payload holds, as the generated doc comment says
+// it. The command fills it from the generator's report: emit only writes
+// Go source, and depends on no public package but the runtime it names.
+type Coverage struct {
+	Arches       []string // the architecture of each embedded kernel
+	Objects      []string // the objects' paths; the comment names their base names
+	Blobs        int      // distinct minimized BTF blobs
+	PayloadBytes int
 }
 
 // Emit writes the Go source that embeds a payload: the //go:embed
@@ -113,7 +123,7 @@ func Emit(w io.Writer, args Args) error {
 	)
 
 	f.Line()
-	for _, line := range strings.Split(docComment(ident, args.Report), "\n") {
+	for _, line := range strings.Split(docComment(ident, args.Coverage), "\n") {
 		f.Comment(line)
 	}
 	f.Func().Id(ident).Params().Params(jen.Op("*").Qual(runtimePkg, "Assets"), jen.Error()).Block(
@@ -135,15 +145,15 @@ func Emit(w io.Writer, args Args) error {
 
 // docComment describes what the payload holds, so a reader of the
 // generated file (and of go doc) sees which kernels are covered.
-func docComment(ident string, r *generator.Report) string {
+func docComment(ident string, r *Coverage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s returns the kernel BTF that btfembed embedded in this package", ident)
-	if r != nil && len(r.Kernels) == 0 {
+	if r != nil && len(r.Arches) == 0 {
 		b.WriteString(":\nno kernel, as the corpus has none for the GOARCHes of this file, so only\nkernels with BTF of their own are served.")
 	} else if r != nil {
 		perArch := map[string]int{}
-		for _, k := range r.Kernels {
-			perArch[k.Arch]++
+		for _, a := range r.Arches {
+			perArch[a]++
 		}
 		var archs []string
 		for _, a := range slices.Sorted(maps.Keys(perArch)) {
@@ -154,7 +164,7 @@ func docComment(ident string, r *generator.Report) string {
 			objs[i] = filepath.Base(o)
 		}
 		fmt.Fprintf(&b, ":\nminimized BTF for %s (%s) in %s, %s,\nfor the CO-RE relocations of %s.",
-			plural.Count(len(r.Kernels), "kernel"), strings.Join(archs, ", "), plural.Count(r.Blobs, "distinct blob"),
+			plural.Count(len(r.Arches), "kernel"), strings.Join(archs, ", "), plural.Count(r.Blobs, "distinct blob"),
 			plural.Count(r.PayloadBytes, "byte"), strings.Join(objs, ", "))
 	} else {
 		b.WriteString(".")

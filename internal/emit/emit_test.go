@@ -9,16 +9,14 @@ import (
 	"testing"
 
 	"golang.org/x/tools/imports"
-
-	"github.com/btfembed/btfembed/generator"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestEmitGolden(t *testing.T) {
-	report := &generator.Report{
+	report := &Coverage{
 		Objects:      []string{"/somewhere/on/a/host/bpf_bpfel.o", "other.o"},
-		Kernels:      []generator.KernelReport{{Arch: "x86_64"}, {Arch: "arm64"}, {Arch: "x86_64"}},
+		Arches:       []string{"x86_64", "arm64", "x86_64"},
 		Blobs:        2,
 		PayloadBytes: 1234,
 	}
@@ -31,7 +29,7 @@ func TestEmitGolden(t *testing.T) {
 			PayloadFile: "kernelbtf.btfembed",
 			GoFile:      "kernelbtf.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub bpf_bpfel.o",
-			Report:      report,
+			Coverage:    report,
 		}},
 		// The go:generate mode's per-GOARCH file, with an unexported
 		// function.
@@ -42,7 +40,7 @@ func TestEmitGolden(t *testing.T) {
 			PayloadFile: "kernelbtf_amd64.btfembed",
 			GoFile:      "kernelbtf_amd64.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
-			Report:      report,
+			Coverage:    report,
 		}},
 		// The GOARCHes without kernels in the corpus.
 		{"kernelbtf_other.go.golden", Args{
@@ -51,7 +49,7 @@ func TestEmitGolden(t *testing.T) {
 			PayloadFile: "kernelbtf_other.btfembed",
 			GoFile:      "kernelbtf_other.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub",
-			Report:      &generator.Report{PayloadBytes: 34},
+			Coverage:    &Coverage{PayloadBytes: 34},
 		}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -115,7 +113,7 @@ func TestEmitRejects(t *testing.T) {
 
 // TestDocCommentPlurals: the generated doc counts in the singular for one.
 func TestDocCommentPlurals(t *testing.T) {
-	one := &generator.Report{Objects: []string{"bpf_arm64_bpfel.o"}, Kernels: []generator.KernelReport{{Arch: "arm64", Release: "6.1.0-57-arm64"}}, Blobs: 1, PayloadBytes: 1}
+	one := &Coverage{Objects: []string{"bpf_arm64_bpfel.o"}, Arches: []string{"arm64"}, Blobs: 1, PayloadBytes: 1}
 	if got, want := docComment("KernelBTF", one), "minimized BTF for 1 kernel (arm64: 1) in 1 distinct blob, 1 byte,\n"; !strings.Contains(got, want) {
 		t.Errorf("docComment = %q, want it to say %q", got, want)
 	}

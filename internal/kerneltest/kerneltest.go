@@ -8,7 +8,7 @@
 // Debian kernel family, for the VM tests, when asked to.
 //
 // It reads the archives directly rather than through generator/corpus so
-// that the lowest packages (rawbtf, corereloc, distill) can test against
+// that the lowest packages (rawbtf, coremin, distill) can test against
 // real kernels without depending on the corpus reader they feed.
 package kerneltest
 

@@ -1,5 +1,5 @@
 // Package libbpftest lets libbpf judge minimized BTF, as the tests of
-// corereloc let cilium/ebpf judge it: `btfembed min` is a drop-in for
+// coremin let cilium/ebpf judge it: `btfembed min` is a drop-in for
 // `bpftool gen min_core_btf`, whose users load with libbpf, so libbpf's
 // CO-RE decisions must not change either when the full kernel BTF is
 // replaced by the minimized one.

@@ -6,7 +6,7 @@ import (
 )
 
 // Lines of libbpf 1.1's log, as the loader prints them for
-// corereloc/testdata/patterns/type_id.o against type_id___all.o.
+// internal/coremin/testdata/patterns/type_id.o against type_id___all.o.
 const (
 	header      = "libbpf: prog 'type_id': relo #1: <target_type_id> [5] struct core_type_id_s\n"
 	candidate   = "libbpf: prog 'type_id': relo #1: matching candidate #0 <target_type_id> [13] struct core_type_id_s\n"
@@ -18,7 +18,7 @@ const (
 	done        = "result: load 0\n"
 )
 
-const target = "../../corereloc/testdata/patterns/type_id___all.o"
+const target = "../../internal/coremin/testdata/patterns/type_id___all.o"
 
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {

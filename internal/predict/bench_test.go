@@ -7,7 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -20,7 +20,7 @@ func BenchmarkCollection(b *testing.B) {
 	}
 	var (
 		colls []*ebpf.CollectionSpec
-		relos []*corereloc.Object
+		relos []*coremin.Object
 	)
 	for _, p := range paths {
 		coll, obj := object(b, p)

@@ -56,7 +56,7 @@
 // reference tracking, and loader-time conditions such as RLIMIT_MEMLOCK.
 //
 // The CO-RE relocations' kinds, local types and accesses come from
-// corereloc's parse of the object's .BTF.ext (Collection takes it),
+// coremin's parse of the object's .BTF.ext (Collection takes it),
 // matched to cilium/ebpf's relocated instructions function by function:
 // cilium/ebpf keeps them unexported.
 //

@@ -10,8 +10,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/ciliumcore"
+	"github.com/btfembed/btfembed/internal/coremin"
 )
 
 // relocated is a program after cilium/ebpf's CO-RE fixups.
@@ -33,7 +33,7 @@ type relocated struct {
 // of the program's instructions, as its loader does (linker.go,
 // applyRelocations): one btf.CORERelocate call for all the program's
 // relocations, then COREFixup.Apply on each instruction. sites are the
-// program's relocated instructions (corereloc.Object.ProgramRelocations),
+// program's relocated instructions (coremin.Object.ProgramRelocations),
 // whose kind, type and access cilium/ebpf keeps unexported. typeIDs, if
 // not nil, replaces the target_type_id IDs (see Options.KernelTypeIDs).
 // An error is what cilium/ebpf's loader would fail with; refused says it
@@ -44,7 +44,7 @@ type relocated struct {
 // until the next relocate with the same scratch. A fresh copy per
 // program and kernel was a twentieth of a generate run with the big test
 // object.
-func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.ProgramRelocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), scratch *asm.Instructions) (_ relocated, refused bool, _ error) {
+func relocate(prog *ebpf.ProgramSpec, obj *coremin.Object, sites []coremin.ProgramRelocation, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), scratch *asm.Instructions) (_ relocated, refused bool, _ error) {
 	*scratch = append((*scratch)[:0], prog.Instructions...)
 	r := relocated{insns: *scratch, poison: map[int]string{}}
 	if len(sites) == 0 {
@@ -74,7 +74,7 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.P
 		switch {
 		case isPoison(ins):
 			r.poison[site.Index] = obj.Describe(site.Relocation)
-		case site.Kind == corereloc.TypeIDTarget:
+		case site.Kind == coremin.TypeIDTarget:
 			if id, ok := typeIDs[site.Index]; ok {
 				ins.Constant = int64(id)
 			}
@@ -82,7 +82,7 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.P
 				r.ids = map[int]uint64{}
 			}
 			r.ids[site.Index] = uint64(ins.Constant)
-		case site.Kind == corereloc.FieldByteOffset:
+		case site.Kind == coremin.FieldByteOffset:
 			if r.byteOff == nil {
 				r.byteOff = make([]bool, len(r.insns))
 			}
@@ -93,7 +93,7 @@ func relocate(prog *ebpf.ProgramSpec, obj *corereloc.Object, sites []corereloc.P
 }
 
 // coreOf is cilium/ebpf's relocation of each site.
-func coreOf(sites []corereloc.ProgramRelocation) []*btf.CORERelocation {
+func coreOf(sites []coremin.ProgramRelocation) []*btf.CORERelocation {
 	relos := make([]*btf.CORERelocation, len(sites))
 	for i, s := range sites {
 		relos[i] = s.CORE
@@ -106,7 +106,7 @@ func coreOf(sites []corereloc.ProgramRelocation) []*btf.CORERelocation {
 // depends on map order (it relocates per local type); relocating each
 // local type's relocations alone, in type ID order, gives every error,
 // in the same order on every run.
-func relocationErrors(prog *ebpf.ProgramSpec, sites []corereloc.ProgramRelocation, targets []*btf.Spec, first error) error {
+func relocationErrors(prog *ebpf.ProgramSpec, sites []coremin.ProgramRelocation, targets []*btf.Spec, first error) error {
 	byType := map[btf.TypeID][]*btf.CORERelocation{}
 	for _, s := range sites {
 		byType[s.TypeID] = append(byType[s.TypeID], s.CORE)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSitesAgreeWithCilium: every instruction cilium/ebpf gives a CO-RE
-// relocation gets, from corereloc's parse of .BTF.ext, a relocation of
+// relocation gets, from coremin's parse of .BTF.ext, a relocation of
 // the kind cilium/ebpf's String names, in instruction order and no
 // other, in every object of the tests
 // (subprograms, callbacks, both byte orders, 33,857 relocations of big).
@@ -51,7 +51,7 @@ func TestSitesAgreeWithCilium(t *testing.T) {
 				// local_id=5)": a test may read it; the code does not.
 				if !strings.HasPrefix(cr.String(), "CORERelocation("+r.Kind.String()+", ") ||
 					!strings.HasSuffix(cr.String(), fmt.Sprintf("[%s], local_id=%d)", r.Access, r.TypeID)) {
-					t.Fatalf("%s %s insn %d: cilium/ebpf %s, corereloc %v", path, name, i, cr, r.Relocation)
+					t.Fatalf("%s %s insn %d: cilium/ebpf %s, coremin %v", path, name, i, cr, r.Relocation)
 				}
 			}
 			if next != len(sites) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 
@@ -33,7 +33,7 @@ func TestMemo(t *testing.T) {
 	kernels = append(kernels, cp)
 	for _, path := range paths {
 		coll, relos := object(t, path)
-		oracle, err := corereloc.NewOracle([]*corereloc.Object{relos})
+		oracle, err := coremin.NewOracle([]*coremin.Object{relos})
 		if err != nil {
 			t.Fatal(err)
 		}

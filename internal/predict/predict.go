@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/vocab"
 )
 
@@ -37,7 +37,7 @@ type Options struct {
 	// Fixups, if set, appends to dst per program (by name) the fixups of
 	// its CO-RE relocations against targets, in instruction order, or
 	// gives the error btf.CORERelocate gives for them: what the caller's
-	// oracle already computed (corereloc.Answers.AppendFixups), so they
+	// oracle already computed (coremin.Answers.AppendFixups), so they
 	// are not computed again. Collection reuses dst from program to
 	// program.
 	Fixups func(dst []btf.COREFixup, program string) ([]btf.COREFixup, error)
@@ -48,12 +48,12 @@ type Options struct {
 }
 
 // Collection predicts every program of an object (coll, as read by
-// ebpf.LoadCollectionSpec; relos, the same object as corereloc.Load reads
+// ebpf.LoadCollectionSpec; relos, the same object as coremin.Load reads
 // it) on one kernel, whose BTF is targets: vmlinux first, then modules,
 // as cilium/ebpf takes ProgramOptions.KernelTypes and
 // ExtraRelocationTargets. object and kernel name the object and the
 // kernel in the predictions, which come sorted by program name.
-func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Object, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
+func Collection(object string, coll *ebpf.CollectionSpec, relos *coremin.Object, kernel string, targets []*btf.Spec, opts *Options) []Prediction {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -102,7 +102,7 @@ func Collection(object string, coll *ebpf.CollectionSpec, relos *corereloc.Objec
 // Options.KernelTypeIDs), the kernel type IDs its relocations took and
 // whether btf.CORERelocate refused them. given, if not nil, gives its
 // fixups (Options.Fixups); scratch holds the relocated copy (relocate).
-func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *corereloc.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options, scratch *asm.Instructions) {
+func program(p *Prediction, coll *ebpf.CollectionSpec, prog *ebpf.ProgramSpec, relos *coremin.Object, targets []*btf.Spec, typeIDs map[int]uint64, given func() ([]btf.COREFixup, error), m model, opts *Options, scratch *asm.Instructions) {
 	sites, err := relos.ProgramRelocations(prog)
 	if err != nil {
 		p.Verdict, p.Reasons = vocab.Unknown, []Reason{{vocab.KindAnalysis, fmt.Sprintf("the CO-RE relocations of .BTF.ext: %v", err)}}
@@ -234,11 +234,11 @@ func trimSource(line string) string {
 }
 
 // Objects is Collection for BPF object files, each read with
-// ebpf.LoadCollectionSpec and corereloc.Load and named by its path: the
+// ebpf.LoadCollectionSpec and coremin.Load and named by its path: the
 // predictions for one kernel, in a form a harness that loads the same
 // objects on that kernel compares its verdicts with.
 func Objects(paths []string, kernel string, targets []*btf.Spec, opts *Options) ([]Prediction, error) {
-	relos, err := corereloc.Load(paths...)
+	relos, err := coremin.Load(paths...)
 	if err != nil {
 		return nil, err
 	}

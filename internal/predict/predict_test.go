@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vocab"
 )
@@ -21,13 +21,13 @@ var (
 )
 
 // object reads a BPF object as Collection takes it.
-func object(tb testing.TB, path string) (*ebpf.CollectionSpec, *corereloc.Object) {
+func object(tb testing.TB, path string) (*ebpf.CollectionSpec, *coremin.Object) {
 	tb.Helper()
 	coll, err := ebpf.LoadCollectionSpec(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	relos, err := corereloc.Load(path)
+	relos, err := coremin.Load(path)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func agrees(p Prediction, o outcome) int {
 
 // validationObjects are the little-endian objects with CO-RE
 // relocations of the repository (testdata, bpf2go's for every
-// architecture, corereloc's), cilium/ebpf's CO-RE test objects, and
+// architecture, coremin's), cilium/ebpf's CO-RE test objects, and
 // those matching the space-separated globs in $BTFEMBED_PREDICT_OBJECTS
 // (to validate on other objects: bcc's libbpf-tools, an agent's own).
 func validationObjects(t *testing.T) []string {
@@ -101,9 +101,9 @@ func validationObjects(t *testing.T) []string {
 		// What older kernels lack: helpers, map types, kfuncs...
 		filepath.Join(root, "testdata", "objects", "features", "*-el.o"),
 		filepath.Join(root, "examples", "execsnoop", "*_bpfel.o"),
-		// corereloc's: libbpf's selftest patterns, counts, flexible arrays.
-		filepath.Join(root, "corereloc", "testdata", "patterns", "*.o"),
-		filepath.Join(root, "corereloc", "testdata", "*-el.o"),
+		// coremin's: libbpf's selftest patterns, counts, flexible arrays.
+		filepath.Join(root, "internal", "coremin", "testdata", "patterns", "*.o"),
+		filepath.Join(root, "internal", "coremin", "testdata", "*-el.o"),
 	} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/coremin"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/internal/vocab"
@@ -392,7 +392,7 @@ func predictKernel(kernels map[string]*corpus.Kernel, objects []vmtest.File, exe
 	opts := &predict.Options{Release: k.release, Kernel: predict.NewKernel(targets, kfuncs)}
 	var out []predict.Prediction
 	for i, f := range files {
-		relos, err := corereloc.LoadFromReader(f.Path, bytes.NewReader(f.Data))
+		relos, err := coremin.LoadFromReader(f.Path, bytes.NewReader(f.Data))
 		if err != nil {
 			return nil, err
 		}
