@@ -10,7 +10,6 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/btfembed/btfembed/generator"
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
 
@@ -188,7 +187,7 @@ func newImportProgress(w io.Writer, interval time.Duration) *importProgress {
 }
 
 // report is a corpus.ImportOptions.Progress.
-func (p *importProgress) report(input string, m corpus.ModuleProgress) {
+func (p *importProgress) report(input string, done, found int, read bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -199,13 +198,13 @@ func (p *importProgress) report(input string, m corpus.ModuleProgress) {
 		p.inputs[input] = in
 	}
 	tenth := 0
-	if m.Read && m.Found > 0 {
-		tenth = m.Done * 10 / m.Found
+	if read && found > 0 {
+		tenth = done * 10 / found
 	}
-	end := m.Read && m.Done >= m.Found
-	if first || end || m.Read != in.read || tenth > in.tenth || now.Sub(in.last) >= p.interval {
-		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(m, now.Sub(in.start)))
-		in.read, in.tenth, in.last = m.Read, tenth, now
+	end := read && done >= found
+	if first || end || read != in.read || tenth > in.tenth || now.Sub(in.last) >= p.interval {
+		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(done, found, read, now.Sub(in.start)))
+		in.read, in.tenth, in.last = read, tenth, now
 	}
 	if end {
 		delete(p.inputs, input)
@@ -215,13 +214,13 @@ func (p *importProgress) report(input string, m corpus.ModuleProgress) {
 // moduleProgress says how many modules are made, of how many, in how
 // long, and how long the rest should take; while the input is still read
 // (and modules made as they come), how many are found so far.
-func moduleProgress(m corpus.ModuleProgress, elapsed time.Duration) string {
-	if !m.Read {
-		return fmt.Sprintf("reading: %d modules found, %d made, %s", m.Found, m.Done, elapsed.Round(time.Second))
+func moduleProgress(done, found int, read bool, elapsed time.Duration) string {
+	if !read {
+		return fmt.Sprintf("reading: %d modules found, %d made, %s", found, done, elapsed.Round(time.Second))
 	}
-	s := fmt.Sprintf("%d/%d modules, %s", m.Done, m.Found, elapsed.Round(time.Second))
-	if m.Done > 0 && m.Done < m.Found {
-		eta := time.Duration(float64(m.Found-m.Done) / float64(m.Done) * float64(elapsed))
+	s := fmt.Sprintf("%d/%d modules, %s", done, found, elapsed.Round(time.Second))
+	if done > 0 && done < found {
+		eta := time.Duration(float64(found-done) / float64(done) * float64(elapsed))
 		s += fmt.Sprintf(", about %s left", eta.Round(time.Second))
 	}
 	return s

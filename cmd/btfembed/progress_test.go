@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/btfembed/btfembed/generator/corpus"
 )
 
 // TestProgress: both forms count kernels, a skipped entry taken off the
@@ -117,10 +115,10 @@ func TestImportProgress(t *testing.T) {
 		p := newImportProgress(&out, tt.interval)
 		const deb = "linux-image-5.10.0-32-amd64-dbg.deb"
 		for found := range 101 {
-			p.report(deb, corpus.ModuleProgress{Found: found})
+			p.report(deb, 0, found, false)
 		}
 		for done := range 101 {
-			p.report(deb, corpus.ModuleProgress{Done: done, Found: 100, Read: true})
+			p.report(deb, done, 100, true)
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		if len(lines) != tt.lines {

@@ -291,12 +291,12 @@ func TestImportDebugDebDebian11(t *testing.T) {
 			extracttest.Section{Name: "./usr/lib/debug/lib/modules/" + release + "/kernel/drivers/b.ko", Data: mod},
 		)},
 	))
-	var progress []ModuleProgress
-	opts := &ImportOptions{Progress: func(input string, p ModuleProgress) {
+	var progress []moduleProgress
+	opts := &ImportOptions{Progress: func(input string, done, found int, read bool) {
 		if input != deb {
 			t.Errorf("progress of %s, want %s", input, deb)
 		}
-		progress = append(progress, p)
+		progress = append(progress, moduleProgress{done, found, read})
 	}}
 	res, err := Import(t.Context(), t.TempDir(), []string{deb}, opts)
 	if err != nil {
@@ -309,12 +309,12 @@ func TestImportDebugDebDebian11(t *testing.T) {
 	}
 	// From nothing found to both made, counts that only grow; the
 	// modules may be made while the package is still read.
-	first, last := ModuleProgress{}, ModuleProgress{Done: 2, Found: 2, Read: true}
+	first, last := moduleProgress{}, moduleProgress{done: 2, found: 2, read: true}
 	if len(progress) < 2 || progress[0] != first || progress[len(progress)-1] != last {
 		t.Fatalf("progress %+v, want from %+v to %+v", progress, first, last)
 	}
 	for i, p := range progress[1:] {
-		if prev := progress[i]; p.Done < prev.Done || p.Found < prev.Found || prev.Read && !p.Read || p.Done > p.Found {
+		if prev := progress[i]; p.done < prev.done || p.found < prev.found || prev.read && !p.read || p.done > p.found {
 			t.Errorf("progress %+v after %+v", p, prev)
 		}
 	}

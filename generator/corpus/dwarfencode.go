@@ -14,14 +14,12 @@ import (
 	"github.com/btfembed/btfembed/internal/pathelem"
 )
 
-// ModuleProgress is how the modules of a kernel made from DWARF go, as
+// moduleProgress is how the modules of a kernel made from DWARF go, as
 // ImportOptions.Progress hears of it.
-type ModuleProgress struct {
-	Done  int // modules made into BTF (or failed)
-	Found int // modules found in the input so far
-	// Read is set once the whole input is read: Found is then all there
-	// are. Before, modules are made while the input still unpacks.
-	Read bool
+type moduleProgress struct {
+	done  int  // modules made into BTF (or failed)
+	found int  // modules found in the input so far
+	read  bool // the whole input is read: found is all there are
 }
 
 // dwarfEncoder runs pahole on a debug package's files while the package
@@ -60,7 +58,7 @@ type dwarfEncoder struct {
 
 	mu      sync.Mutex
 	modules map[string]moduleBTF // by the file streamed to
-	status  ModuleProgress
+	status  moduleProgress
 }
 
 // moduleBTF is what pahole made of one module file.
@@ -74,7 +72,7 @@ func newDWARFEncoder(ctx context.Context, tool *pahole.Tool, source, dir string,
 	e := &dwarfEncoder{ctx: ctx, cancel: cancel, tool: tool, source: source, dir: dir, opts: opts,
 		baseReady: make(chan struct{}), sem: make(chan struct{}, opts.workers()),
 		begun: map[string]bool{}, modules: map[string]moduleBTF{}}
-	e.report(func(*ModuleProgress) {})
+	e.report(func(*moduleProgress) {})
 	return e
 }
 
@@ -86,12 +84,12 @@ func (e *dwarfEncoder) stop() {
 }
 
 // report changes the status under the lock and tells Progress.
-func (e *dwarfEncoder) report(change func(*ModuleProgress)) {
+func (e *dwarfEncoder) report(change func(*moduleProgress)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	change(&e.status)
 	if e.opts != nil && e.opts.Progress != nil {
-		e.opts.Progress(e.source, e.status)
+		e.opts.Progress(e.source, e.status.done, e.status.found, e.status.read)
 	}
 }
 
@@ -138,7 +136,7 @@ func (e *dwarfEncoder) startVMLinux(file, release string) {
 // the reader did not tell it.
 func (e *dwarfEncoder) startModule(file, name, release string) {
 	e.begun[file] = true
-	e.report(func(p *ModuleProgress) { p.Found++ })
+	e.report(func(p *moduleProgress) { p.found++ })
 	if err := pathelem.Validate(name); err != nil {
 		e.finish(file, moduleBTF{err: err})
 		return
@@ -173,9 +171,9 @@ func (e *dwarfEncoder) startModule(file, name, release string) {
 
 // finish records a module's result.
 func (e *dwarfEncoder) finish(file string, m moduleBTF) {
-	e.report(func(p *ModuleProgress) {
+	e.report(func(p *moduleProgress) {
 		e.modules[file] = m
-		p.Done++
+		p.done++
 	})
 }
 
@@ -202,7 +200,7 @@ func (e *dwarfEncoder) kernel(in *dwarfInput) (*Kernel, []error, error) {
 			e.startModule(m.File, m.Name, "")
 		}
 	}
-	e.report(func(p *ModuleProgress) { p.Read = true })
+	e.report(func(p *moduleProgress) { p.read = true })
 	e.wg.Wait()
 	if err := e.ctx.Err(); err != nil {
 		return nil, nil, err

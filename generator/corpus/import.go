@@ -53,9 +53,11 @@ type ImportOptions struct {
 	// Progress, if set, is told how the long part of an input goes: the
 	// modules of a kernel made from DWARF (a debug package has thousands,
 	// minutes of pahole), from the start of its read, as each module is
-	// found and as each is made, to all made. Calls for one input come one
-	// at a time; calls for different inputs may come at once.
-	Progress func(input string, p ModuleProgress)
+	// found and as each is made: done of the found so far, which are all
+	// there are once read is true (modules are made while the input
+	// still unpacks). Calls for one input come one at a time; calls for
+	// different inputs may come at once.
+	Progress func(input string, done, found int, read bool)
 }
 
 func (o *ImportOptions) warn(err error) {
