@@ -216,45 +216,23 @@ func (p *Payload) Release(arch, release string, bud *Budget) ([]Entry, error) {
 	return out, nil
 }
 
-// Entries decodes every block, within bud, and returns all entries in key
-// order. The result is a copy, the caller's.
-func (p *Payload) Entries(bud *Budget) ([]Entry, error) {
-	var out []Entry
-	if err := p.each(bud, func(entries []Entry) { out = append(out, entries...) }); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // Keys decodes every block, within bud, and returns every entry's key in
 // order. The result is the caller's: a quarter of what the blocks hold.
 func (p *Payload) Keys(bud *Budget) ([]kernelkey.Key, error) {
 	var out []kernelkey.Key
-	if err := p.each(bud, func(entries []Entry) {
-		for _, e := range entries {
-			out = append(out, e.Key)
-		}
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// each decodes every block within bud and passes its entries to fn.
-func (p *Payload) each(bud *Budget, fn func([]Entry)) error {
-	n := 0
 	for bi := range p.blocks {
 		entries, err := p.block(bi, bud)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		n += len(entries)
-		fn(entries)
+		for _, e := range entries {
+			out = append(out, e.Key)
+		}
 	}
-	if uint64(n) != p.dir.entries {
-		return fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, n, p.dir.entries)
+	if uint64(len(out)) != p.dir.entries {
+		return nil, fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, len(out), p.dir.entries)
 	}
-	return nil
+	return out, nil
 }
 
 // Blob decodes b, charging bud for the bytes it returns (b.Held(), which
