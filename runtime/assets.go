@@ -199,12 +199,8 @@ func (a *Assets) load(e *assetEntry) (*btf.Spec, []btfrelocate.Module, map[strin
 	defer e.mu.Unlock()
 	if !e.done {
 		held, err := a.loadEntry(e)
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrCorrupt):
-			err = fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
-		default:
-			err = fmt.Errorf("%w: embedded BTF for %s: %w", ErrCorrupt, e.Key, err)
+		if err != nil {
+			err = corrupt(fmt.Errorf("embedded BTF for %s: %w", e.Key, err))
 		}
 		if errors.Is(err, payload.ErrOverBudget) {
 			return nil, nil, nil, err

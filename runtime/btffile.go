@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/cilium/ebpf/btf"
@@ -154,14 +153,12 @@ func notRawBTF(raw []byte) string {
 }
 
 // fileError is err, from checking or loading the BTF file at path, as an
-// error about that file. The checks are the payload's, whose errors wrap
-// ErrCorrupt ("corrupt btfembed payload") and, past the budget,
-// ErrOverBudget: neither is true of the agent's payload here, so the
-// result keeps err's text without them, and is not retried.
+// error about that file. Past the file's budget, the error is the
+// budget's, which wraps ErrCorrupt and ErrOverBudget: neither is true of
+// the agent's payload here, so it is not wrapped, nor retried.
 func fileError(path string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")
 	if errors.Is(err, payload.ErrOverBudget) {
-		return fmt.Errorf("BTF file %s: not a kernel's BTF: %s (a BTF file may take %d MiB decoded, a kernel's takes about 11 times its size)", path, msg, fileBudget>>20)
+		return fmt.Errorf("BTF file %s: not a kernel's BTF: a BTF file may take %d MiB decoded, a kernel's takes about 11 times its size", path, fileBudget>>20)
 	}
-	return fmt.Errorf("BTF file %s: %s", path, msg)
+	return fmt.Errorf("BTF file %s: %w", path, err)
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -81,7 +82,7 @@ func (a *Assets) loadEntry(e *assetEntry) (held uint64, err error) {
 	c.borrowed += e.VMLinux.Held() // dropped once loaded: cilium/ebpf copies it
 	vm, err := payload.CheckBTF(raw, nil, false, a.bud)
 	if err != nil {
-		return 0, fmt.Errorf("vmlinux: %w", err)
+		return 0, corrupt(fmt.Errorf("vmlinux: %w", err))
 	}
 	defer vm.Release(a.bud)
 	spec, err := loadSpec(raw, nil, vm.Cost, c, "vmlinux")
@@ -172,7 +173,7 @@ func loadModule(m btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countB
 	}
 	mb, err := payload.CheckBTF(split, vm, countBase, c.bud)
 	if err != nil {
-		return nil, err
+		return nil, corrupt(err)
 	}
 	defer mb.Release(c.bud)
 	spec, err := loadSpec(split, vmlinux.Copy(), mb.Cost, c, "module")
@@ -183,6 +184,15 @@ func loadModule(m btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countB
 		return nil, err
 	}
 	return spec, nil
+}
+
+// corrupt is err, about the payload's bytes, wrapping ErrCorrupt (once:
+// a charge the budget cannot take wraps it already).
+func corrupt(err error) error {
+	if errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
 }
 
 // loadSpec loads raw BTF over base (nil: standalone) with cilium/ebpf,
