@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 
@@ -89,7 +88,12 @@ func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
 // a budget of its own (fileBudget). It returns the file's bytes too, for
 // relocating modules onto it.
 func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
-	raw, err := readBTFFile(path)
+	// Not through a symbolic link: what is read is the file the operator
+	// named, as with the kernel's /sys/kernel/btf files.
+	raw, err := regfile.ReadFileNoFollow(path, maxBTFFile)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, fmt.Errorf("BTF file %s: a symbolic link: name the file itself", path)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("BTF file: %w", err)
 	}
@@ -111,28 +115,6 @@ func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
 		return nil, nil, fileError(path, err)
 	}
 	return raw, spec, nil
-}
-
-// readBTFFile reads path whole if it is a regular file of at most
-// maxBTFFile bytes, as regfile.ReadFile does (opened non-blocking and
-// checked with fstat, so a FIFO or device is refused rather than waited
-// on), and not a symbolic link: the path is opened with O_NOFOLLOW, so
-// what is read is the file the operator named, as with the kernel's
-// /sys/kernel/btf files.
-func readBTFFile(path string) ([]byte, error) {
-	f, size, err := regfile.OpenNoFollow(path, maxBTFFile)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s: a symbolic link: name the file itself", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw := make([]byte, size)
-	if _, err := io.ReadFull(f, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return raw, nil
 }
 
 // notRawBTF says what raw is when it starts as what operators give for
