@@ -64,7 +64,7 @@ func btfFile(opts *SelectOptions) (string, error) {
 // kernel's BTF, and an operator supplies a file where that BTF is not
 // this kernel's.
 func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
-	raw, spec, err := loadBTFFile(path)
+	b, spec, err := loadBTFFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
 		if err != nil || e == nil {
 			return err
 		}
-		return a.embeddedModules(e, sel, path, raw)
+		return a.embeddedModules(e, sel, path, func() (*payload.BTF, error) { return b, nil })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("BTF file %s: %w", path, err)
@@ -85,9 +85,9 @@ func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
 
 // loadBTFFile reads the BTF file at path, checks it as CheckBTF checks the
 // payload's BTF, and loads it with cilium/ebpf, every type decoded, under
-// a budget of its own (fileBudget). It returns the file's bytes too, for
+// a budget of its own (fileBudget). It returns the checked BTF too, for
 // relocating modules onto it.
-func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
+func loadBTFFile(path string) (*payload.BTF, *btf.Spec, error) {
 	// Not through a symbolic link: what is read is the file the operator
 	// named, as with the kernel's /sys/kernel/btf files.
 	raw, err := regfile.ReadFileNoFollow(path, maxBTFFile)
@@ -114,7 +114,7 @@ func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
 	if err != nil {
 		return nil, nil, fileError(path, err)
 	}
-	return raw, spec, nil
+	return b, spec, nil
 }
 
 // notRawBTF says what raw is when it starts as what operators give for
