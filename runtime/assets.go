@@ -31,7 +31,7 @@ type Assets struct {
 type assetEntry struct {
 	payload.Entry
 
-	mu   sync.Mutex // held while loading
+	mu   sync.Mutex // held while loading, or resolving the verdicts
 	done bool       // loaded, or failed for good
 	spec *btf.Spec
 	// modRaw is the embedded module BTF, for relocating modules onto the
@@ -42,6 +42,13 @@ type assetEntry struct {
 	modSpecs map[string]*btf.Spec
 	loadErr  error
 	held     uint64 // what the loaded entry holds of the budget
+
+	// The entry's verdicts, resolved by the first Selection of it
+	// (predict), and the budget they hold.
+	predicted bool
+	preds     []Prediction
+	objects   map[string][]string
+	predHeld  uint64
 }
 
 // DefaultDecodeBudget is the memory an Assets may take when OpenOptions
@@ -113,9 +120,9 @@ func (a *Assets) evict() bool {
 			continue // being loaded
 		}
 		if e.done {
-			freed = freed || e.held > 0
-			a.bud.Release(e.held)
-			e.held = 0
+			freed = freed || e.held > 0 || e.predHeld > 0
+			a.bud.Release(e.held + e.predHeld)
+			e.held, e.predHeld = 0, 0
 			delete(a.loaded, k)
 		}
 		e.mu.Unlock()
@@ -180,7 +187,7 @@ func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 		return nil, err
 	}
 	sel := &Selection{Source: SourceEmbedded, Key: e.Key, Spec: spec, moduleBTF: modRaw, assets: a}
-	if err := a.predict(sel, e.Entry); err != nil {
+	if err := a.predict(sel, e); err != nil {
 		return nil, err
 	}
 	if len(modSpecs) > 0 {
@@ -199,12 +206,8 @@ func (a *Assets) load(e *assetEntry) (*btf.Spec, []btfrelocate.Module, map[strin
 	defer e.mu.Unlock()
 	if !e.done {
 		held, err := a.loadEntry(e)
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrCorrupt):
-			err = fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
-		default:
-			err = fmt.Errorf("%w: embedded BTF for %s: %w", ErrCorrupt, e.Key, err)
+		if err != nil {
+			err = corrupt(fmt.Errorf("embedded BTF for %s: %w", e.Key, err))
 		}
 		if errors.Is(err, payload.ErrOverBudget) {
 			return nil, nil, nil, err

@@ -55,7 +55,7 @@ func TestEncodeOpenLookup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, err := pp.Entries(nil)
+			all, err := payloadtest.All(pp, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/cilium/ebpf/btf"
@@ -66,7 +64,7 @@ func btfFile(opts *SelectOptions) (string, error) {
 // kernel's BTF, and an operator supplies a file where that BTF is not
 // this kernel's.
 func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
-	raw, spec, err := loadBTFFile(path)
+	b, spec, err := loadBTFFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +75,7 @@ func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
 		if err != nil || e == nil {
 			return err
 		}
-		return a.embeddedModules(e, sel, path, raw)
+		return a.embeddedModules(e, sel, path, func() (*payload.BTF, error) { return b, nil })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("BTF file %s: %w", path, err)
@@ -87,10 +85,15 @@ func (a *Assets) fileSelection(h host, path string) (*Selection, error) {
 
 // loadBTFFile reads the BTF file at path, checks it as CheckBTF checks the
 // payload's BTF, and loads it with cilium/ebpf, every type decoded, under
-// a budget of its own (fileBudget). It returns the file's bytes too, for
+// a budget of its own (fileBudget). It returns the checked BTF too, for
 // relocating modules onto it.
-func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
-	raw, err := readBTFFile(path)
+func loadBTFFile(path string) (*payload.BTF, *btf.Spec, error) {
+	// Not through a symbolic link: what is read is the file the operator
+	// named, as with the kernel's /sys/kernel/btf files.
+	raw, err := regfile.ReadFileNoFollow(path, maxBTFFile)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, fmt.Errorf("BTF file %s: a symbolic link: name the file itself", path)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("BTF file: %w", err)
 	}
@@ -111,29 +114,7 @@ func loadBTFFile(path string) ([]byte, *btf.Spec, error) {
 	if err != nil {
 		return nil, nil, fileError(path, err)
 	}
-	return raw, spec, nil
-}
-
-// readBTFFile reads path whole if it is a regular file of at most
-// maxBTFFile bytes, as regfile.ReadFile does (opened non-blocking and
-// checked with fstat, so a FIFO or device is refused rather than waited
-// on), and not a symbolic link: the path is opened with O_NOFOLLOW, so
-// what is read is the file the operator named, as with the kernel's
-// /sys/kernel/btf files.
-func readBTFFile(path string) ([]byte, error) {
-	f, size, err := regfile.OpenNoFollow(path, maxBTFFile)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s: a symbolic link: name the file itself", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw := make([]byte, size)
-	if _, err := io.ReadFull(f, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return raw, nil
+	return b, spec, nil
 }
 
 // notRawBTF says what raw is when it starts as what operators give for
@@ -154,14 +135,12 @@ func notRawBTF(raw []byte) string {
 }
 
 // fileError is err, from checking or loading the BTF file at path, as an
-// error about that file. The checks are the payload's, whose errors wrap
-// ErrCorrupt ("corrupt btfembed payload") and, past the budget,
-// ErrOverBudget: neither is true of the agent's payload here, so the
-// result keeps err's text without them, and is not retried.
+// error about that file. Past the file's budget, the error is the
+// budget's, which wraps ErrCorrupt and ErrOverBudget: neither is true of
+// the agent's payload here, so it is not wrapped, nor retried.
 func fileError(path string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")
 	if errors.Is(err, payload.ErrOverBudget) {
-		return fmt.Errorf("BTF file %s: not a kernel's BTF: %s (a BTF file may take %d MiB decoded, a kernel's takes about 11 times its size)", path, msg, fileBudget>>20)
+		return fmt.Errorf("BTF file %s: not a kernel's BTF: a BTF file may take %d MiB decoded, a kernel's takes about 11 times its size", path, fileBudget>>20)
 	}
-	return fmt.Errorf("BTF file %s: %s", path, msg)
+	return fmt.Errorf("BTF file %s: %w", path, err)
 }

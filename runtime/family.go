@@ -44,23 +44,15 @@ type FamilySelection struct {
 	Reason string
 }
 
-// familySelection is Select's answer for a kernel match did not find
-// (notFound, its error): the BTF of a member of the kernel's family when
-// the payload records the family as stable, the release is not embedded
-// at all, and allow says the caller accepts it. Where the family would
+// familySelection is Select's answer for a kernel whose release the
+// payload does not embed at all (notFound, the error for that): the BTF
+// of a member of the kernel's family when the payload records the family
+// as stable, and allow says the caller accepts it. Where the family would
 // serve but allow is false, notFound is wrapped with that. Otherwise it
 // returns notFound.
 func (a *Assets) familySelection(h host, allow bool, notFound error) (*Selection, error) {
 	family, abi, ok := kernelkey.FamilyOf(h.key)
 	if !ok {
-		return nil, notFound
-	}
-	cands, err := a.p.Release(h.key.Arch, h.key.Release, a.bud)
-	if err != nil {
-		return nil, err
-	}
-	if len(cands) > 0 {
-		// Embedded, for other distributions: not a new build.
 		return nil, notFound
 	}
 	families, err := a.p.Families(a.bud)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -81,27 +82,18 @@ func (a *Assets) loadEntry(e *assetEntry) (held uint64, err error) {
 	c.borrowed += e.VMLinux.Held() // dropped once loaded: cilium/ebpf copies it
 	vm, err := payload.CheckBTF(raw, nil, false, a.bud)
 	if err != nil {
-		return 0, fmt.Errorf("vmlinux: %w", err)
+		return 0, corrupt(fmt.Errorf("vmlinux: %w", err))
 	}
 	defer vm.Release(a.bud)
 	spec, err := loadSpec(raw, nil, vm.Cost, c, "vmlinux")
 	if err != nil {
 		return 0, err
 	}
-	var mods []btfrelocate.Module
-	for _, m := range e.Modules {
-		mod := btfrelocate.Module{Name: m.Name}
-		if m.HasBase {
-			if mod.Base, err = a.p.Blob(m.Base, a.bud); err != nil {
-				return 0, fmt.Errorf("module %s base: %w", safetext.Escape(mod.Name), err)
-			}
-			c.held += m.Base.Held() // kept in modRaw
+	mods := make([]btfrelocate.Module, len(e.Modules))
+	for i, m := range e.Modules {
+		if mods[i], err = a.moduleBlobs(m, c); err != nil { // kept in modRaw
+			return 0, err
 		}
-		if mod.Split, err = a.p.Blob(m.Split, a.bud); err != nil {
-			return 0, fmt.Errorf("module %s: %w", safetext.Escape(mod.Name), err)
-		}
-		c.held += m.Split.Held()
-		mods = append(mods, mod)
 	}
 	// Modules first: each is read over a copy of vmlinux, which is cheap
 	// while vmlinux has no decoded type.
@@ -114,6 +106,23 @@ func (a *Assets) loadEntry(e *assetEntry) (held uint64, err error) {
 	}
 	e.spec, e.modRaw, e.modSpecs = spec, mods, specs
 	return 0, nil // held, set by the deferred end
+}
+
+// moduleBlobs decodes module m's blobs, charging c with what they hold.
+func (a *Assets) moduleBlobs(m payload.EntryModule, c *charges) (btfrelocate.Module, error) {
+	mod := btfrelocate.Module{Name: m.Name}
+	var err error
+	if m.HasBase {
+		if mod.Base, err = a.p.Blob(m.Base, a.bud); err != nil {
+			return mod, fmt.Errorf("module %s base: %w", safetext.Escape(m.Name), err)
+		}
+		c.held += m.Base.Held()
+	}
+	if mod.Split, err = a.p.Blob(m.Split, a.bud); err != nil {
+		return mod, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)
+	}
+	c.held += m.Split.Held()
+	return mod, nil
 }
 
 // loadModules loads mods over vmlinux, which cilium/ebpf loaded from vm's
@@ -172,7 +181,7 @@ func loadModule(m btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countB
 	}
 	mb, err := payload.CheckBTF(split, vm, countBase, c.bud)
 	if err != nil {
-		return nil, err
+		return nil, corrupt(err)
 	}
 	defer mb.Release(c.bud)
 	spec, err := loadSpec(split, vmlinux.Copy(), mb.Cost, c, "module")
@@ -183,6 +192,15 @@ func loadModule(m btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countB
 		return nil, err
 	}
 	return spec, nil
+}
+
+// corrupt is err, about the payload's bytes, wrapping ErrCorrupt (once:
+// a charge the budget cannot take wraps it already).
+func corrupt(err error) error {
+	if errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
 }
 
 // loadSpec loads raw BTF over base (nil: standalone) with cilium/ebpf,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/safetext"
@@ -69,15 +70,31 @@ func (p Prediction) String() string {
 }
 
 // predict gives sel entry e's verdicts, for SourceEmbedded and for the
-// kernel's own BTF of the same build (Selection.Predicted).
-func (a *Assets) predict(sel *Selection, e payload.Entry) error {
-	preds, objects, err := a.predictions(e)
-	if err != nil {
-		return fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
+// kernel's own BTF of the same build (Selection.Predicted). They are
+// resolved once per entry: Selections share the reasons and the objects'
+// programs, and each gets its own slice of Predictions.
+func (a *Assets) predict(sel *Selection, e *assetEntry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.predicted {
+		preds, objects, err := a.predictions(e.Entry)
+		if err != nil {
+			return fmt.Errorf("embedded verdicts for %s: %w", e.Key, err)
+		}
+		// Held with the entry; the rows' strings are the verdict table's.
+		held := uint64(len(preds))*uint64(unsafe.Sizeof(Prediction{})) + uint64(len(objects))*predMapEntry
+		if err := a.bud.Charge(held, "predictions"); err != nil {
+			return err
+		}
+		e.preds, e.objects, e.predicted, e.predHeld = preds, objects, true, held
 	}
-	sel.Predicted, sel.PredictionsFrom, sel.Predictions, sel.objects = true, e.Key, preds, objects
+	sel.Predicted, sel.PredictionsFrom, sel.Predictions, sel.objects = true, e.Key, slices.Clone(e.preds), e.objects
 	return nil
 }
+
+// predMapEntry bounds what one object of a small map costs (see
+// payload's sizeMapEntry).
+const predMapEntry = 128
 
 // predictions resolves entry e's verdicts, and the programs of each
 // object they are about. The payload checked names and kinds; reasons are

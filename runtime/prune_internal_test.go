@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -153,4 +154,29 @@ func samePredictions(got []Prediction, want []encode.Prediction) bool {
 
 func samePrediction(a, b Prediction) bool {
 	return a.Object == b.Object && a.Program == b.Program && a.Verdict == b.Verdict && a.Kind == b.Kind && slices.Equal(a.Reasons, b.Reasons)
+}
+
+// TestPredictionsResolvedOnce: an entry's verdicts are resolved by its
+// first Selection and shared by the next, each with its own slice.
+func TestPredictionsResolvedOnce(t *testing.T) {
+	a := open(t, payloadtest.Encode(t, payloadtest.WithVerdicts(payloadtest.Entries(t)), nil))
+	opts := &SelectOptions{ForceEmbedded: true, Arch: "x86_64", Release: "6.1.0-47-amd64", Distro: "debian"}
+	first, err := a.Select(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Select(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Predictions) == 0 || !reflect.DeepEqual(first.Predictions, second.Predictions) {
+		t.Fatalf("predictions %v, then %v", first.Predictions, second.Predictions)
+	}
+	if reflect.ValueOf(first.objects).UnsafePointer() != reflect.ValueOf(second.objects).UnsafePointer() {
+		t.Error("the second Selection resolved the verdicts again")
+	}
+	first.Predictions[0].Program = "changed"
+	if second.Predictions[0].Program == "changed" {
+		t.Error("Selections share one slice of Predictions")
+	}
 }

@@ -221,9 +221,16 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	}
 	var sel *Selection
 	err = a.retry(func() error {
-		e, err := a.match(h)
+		cands, err := a.p.Release(h.key.Arch, h.key.Release, a.bud)
 		if err != nil {
-			sel, err = a.familySelection(h, opts.AllowFamily, err)
+			return err
+		}
+		if len(cands) == 0 {
+			sel, err = a.familySelection(h, opts.AllowFamily, &NotSupportedError{Key: h.key, Embedded: a.p.Len()})
+			return err
+		}
+		e, err := a.match(h, cands)
+		if err != nil {
 			return err
 		}
 		sel, err = a.selection(e)
@@ -236,15 +243,11 @@ func (a *Assets) Select(opts *SelectOptions) (*Selection, error) {
 	return sel, nil
 }
 
-// match finds the entry for the host among those of its arch and release.
-// Only the one chosen becomes an assetEntry: a payload may embed a release
-// for many distributions.
-func (a *Assets) match(h host) (*assetEntry, error) {
+// match finds the entry for the host among cands, the entries of its
+// arch and release. Only the one chosen becomes an assetEntry: a payload
+// may embed a release for many distributions.
+func (a *Assets) match(h host, cands []payload.Entry) (*assetEntry, error) {
 	key := h.key
-	cands, err := a.p.Release(key.Arch, key.Release, a.bud)
-	if err != nil {
-		return nil, err
-	}
 	switch len(cands) {
 	case 0:
 		return nil, &NotSupportedError{Key: key, Embedded: a.p.Len()}
@@ -329,7 +332,7 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 		return nil, errNoKernelBTF
 	}
 	var spec *btf.Spec
-	var raw []byte // vmlinux's bytes where read here, for embeddedModules
+	var raw []byte // vmlinux's bytes where read here
 	if rootDir(root) == "/" {
 		// cilium/ebpf caches this spec and uses it itself when
 		// KernelTypes is nil, so there is one copy in the process.
@@ -372,10 +375,25 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 	if e == nil {
 		return sel, nil
 	}
-	if err := a.embeddedModules(e, sel, vmlinux, raw); err != nil {
+	base := func() (*payload.BTF, error) {
+		// Under "/", cilium/ebpf loaded vmlinux and keeps none of its
+		// bytes where they can be reached: it is read again, only when a
+		// module needs relocating onto it.
+		if raw == nil {
+			if raw, err = regfile.ReadFile(vmlinux, maxKernelBTF); err != nil {
+				return nil, err
+			}
+		}
+		kernel, err := rawbtf.Parse(raw, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", vmlinux, err)
+		}
+		return payload.KernelBTF(kernel), nil
+	}
+	if err := a.embeddedModules(e, sel, vmlinux, base); err != nil {
 		return nil, err
 	}
-	if err := a.predict(sel, e.Entry); err != nil {
+	if err := a.predict(sel, e); err != nil {
 		return nil, err
 	}
 	return sel, nil
@@ -384,7 +402,11 @@ func (a *Assets) kernelSelection(h host, root string) (*Selection, error) {
 // hostEntry is match for a selection that does not need the embedded
 // entry: nil where the payload has none for the host.
 func (a *Assets) hostEntry(h host) (*assetEntry, error) {
-	e, err := a.match(h)
+	cands, err := a.p.Release(h.key.Arch, h.key.Release, a.bud)
+	if err != nil {
+		return nil, err
+	}
+	e, err := a.match(h, cands)
 	if errors.Is(err, ErrKernelNotSupported) {
 		return nil, nil
 	}
@@ -418,51 +440,42 @@ func loadModuleFile(path string, base *btf.Spec) (*btf.Spec, error) {
 
 // embeddedModules adds to a SourceKernel or SourceFile selection the
 // distilled modules of the matching embedded entry e that the selection
-// lacks, relocated onto its vmlinux BTF. That is vmlinuxRaw where it was
-// read here (a BTF file, or the kernel's under a HostRoot), so it is read
-// once; where cilium/ebpf loaded it, it is read from vmlinuxPath, and only
-// if a module needs it. The vmlinux BTF is not the payload's: the modules
-// are charged to the budget while they load, not the vmlinux types they
-// reach.
-func (a *Assets) embeddedModules(e *assetEntry, sel *Selection, vmlinuxPath string, vmlinuxRaw []byte) error {
-	if len(e.Modules) == 0 {
-		return nil
-	}
-	_, modRaw, _, err := a.load(e)
-	if err != nil {
-		return err
-	}
-	var lacking []btfrelocate.Module
-	for _, m := range modRaw {
-		if _, ok := sel.Modules[m.Name]; !ok && m.Base != nil {
+// lacks, relocated onto its vmlinux BTF (the file at onto), which base
+// gives parsed: it is called only if a module needs it. Only the modules'
+// blobs are decoded, not the entry's vmlinux BTF, which a selection of
+// another vmlinux does not need. The vmlinux BTF is not the payload's: the
+// modules are charged to the budget while they load, not the vmlinux types
+// they reach, and the Selection, the caller's, is not charged.
+func (a *Assets) embeddedModules(e *assetEntry, sel *Selection, onto string, base func() (*payload.BTF, error)) error {
+	var lacking []payload.EntryModule
+	for _, m := range e.Modules {
+		if _, ok := sel.Modules[m.Name]; !ok && m.HasBase {
 			lacking = append(lacking, m)
 		}
 	}
 	if len(lacking) == 0 {
 		return nil
 	}
-	if vmlinuxRaw == nil {
-		var err error
-		if vmlinuxRaw, err = regfile.ReadFile(vmlinuxPath, maxKernelBTF); err != nil {
-			return err
+	vm, err := base()
+	if err != nil {
+		return err
+	}
+	c := &charges{bud: a.bud}
+	defer c.end(true)
+	mods := make([]btfrelocate.Module, len(lacking))
+	for i, m := range lacking {
+		if mods[i], err = a.moduleBlobs(m, c); err != nil {
+			return fmt.Errorf("embedded BTF for %s: %w", e.Key, err)
 		}
 	}
-	kernel, err := rawbtf.Parse(vmlinuxRaw, nil)
+	specs, err := loadModules(mods, vm, sel.Spec, false, c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", vmlinuxPath, err)
-	}
-	// The Selection is the caller's: what the modules hold is charged
-	// while they load, not kept.
-	c := &charges{bud: a.bud}
-	specs, err := loadModules(lacking, payload.KernelBTF(kernel), sel.Spec, false, c)
-	c.end(true)
-	if err != nil {
-		return fmt.Errorf("embedded BTF for %s onto %s: %w", e.Key, vmlinuxPath, err)
+		return fmt.Errorf("embedded BTF for %s onto %s: %w", e.Key, onto, err)
 	}
 	if sel.Modules == nil {
 		sel.Modules = map[string]*btf.Spec{}
 	}
 	maps.Copy(sel.Modules, specs)
-	sel.moduleBTF = append(sel.moduleBTF, lacking...)
+	sel.moduleBTF = append(sel.moduleBTF, mods...)
 	return nil
 }

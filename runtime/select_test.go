@@ -190,6 +190,11 @@ func TestSelectKernelLacksModuleBTF(t *testing.T) {
 	if len(co.Programs.ExtraRelocationTargets) != 1 || co.Programs.ExtraRelocationTargets[0] != sel.Modules["bpf_testmod"] {
 		t.Errorf("relocated module not a relocation target: %+v", co.Programs)
 	}
+	// Only the module's blobs were decoded: the entry's own vmlinux BTF
+	// serves no one here.
+	if ae := a.loaded[e.Key]; ae == nil || ae.done || ae.spec != nil {
+		t.Errorf("the embedded entry was loaded for its module: %+v", ae)
+	}
 	var ops *btf.Struct
 	if err := sel.Modules["bpf_testmod"].TypeByName("bpf_testmod_ops", &ops); err != nil {
 		t.Fatal(err)

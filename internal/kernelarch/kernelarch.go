@@ -8,7 +8,7 @@ package kernelarch
 import (
 	"encoding/binary"
 	"slices"
-	"strings"
+	"sync"
 )
 
 // arches lists the architectures btfembed knows kernels of: each by its
@@ -35,8 +35,10 @@ var arches = []struct {
 }
 
 // archIndex maps every spelling in arches, the canonical names included,
-// to its entry.
-var archIndex = func() map[string]int {
+// to its entry. It is built on first use, not at init: every program
+// that links the package (the agent, each btfembed command) pays its
+// start, and few look an architecture up.
+var archIndex = sync.OnceValue(func() map[string]int {
 	m := map[string]int{}
 	for i, a := range arches {
 		m[a.name] = i
@@ -45,14 +47,28 @@ var archIndex = func() map[string]int {
 		}
 	}
 	return m
-}()
+})
+
+// lookup finds arch, in any case, in archIndex. Spellings are ASCII, so
+// case is ASCII case: strings.ToLower would link Unicode's case tables
+// into every agent (9.6 KB, docs/performance.md).
+func lookup(arch string) (int, bool) {
+	b := []byte(arch)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	i, ok := archIndex()[string(b)]
+	return i, ok
+}
 
 // Normalize returns the canonical name of an architecture (one of
 // Arches) and true, or s unchanged and false for a spelling it does not
 // know. The generator keys embedded kernels with it and the runtime keys
 // the running kernel with it, so both sides agree.
 func Normalize(s string) (string, bool) {
-	if i, ok := archIndex[strings.ToLower(s)]; ok {
+	if i, ok := lookup(s); ok {
 		return arches[i].name, true
 	}
 	return s, false
@@ -75,7 +91,7 @@ func Arches() []string {
 // Normalize knows, run in, and true; nil and false for an unknown
 // architecture. A BPF object runs only on kernels of its own byte order.
 func ByteOrder(arch string) (binary.ByteOrder, bool) {
-	if i, ok := archIndex[strings.ToLower(arch)]; ok {
+	if i, ok := lookup(arch); ok {
 		return arches[i].order, true
 	}
 	return nil, false

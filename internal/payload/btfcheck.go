@@ -175,7 +175,11 @@ func alloc(n uint64) uint64 {
 // type, which the runtime does once CheckBTF's cost is charged.
 //
 // CheckBTF charges bud for its own work and keeps charged, until
-// BTF.Release, the index the result holds. Errors wrap ErrCorrupt.
+// BTF.Release, the index the result holds; a charge bud cannot take fails
+// as Budget.Charge does. Its other errors say what is wrong with raw and
+// do not wrap ErrCorrupt: only the caller knows whether raw is the
+// payload's (the runtime's embedded BTF, corrupt then) or not (a BTF file
+// the user supplies).
 func CheckBTF(raw []byte, base *BTF, countBase bool, bud *Budget) (*BTF, error) {
 	// rawbtf's index: a uint32 per record of 12 bytes or more, in a slice
 	// that may double as it grows.
@@ -201,7 +205,7 @@ func checkBTF(raw []byte, base *BTF, countBase bool, bud *Budget, held *uint64) 
 	}
 	spec, err := rawbtf.Parse(raw, baseSpec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return nil, err
 	}
 	b := &BTF{Spec: spec}
 	first, next := spec.FirstID(), spec.NextID()
@@ -212,14 +216,14 @@ func checkBTF(raw []byte, base *BTF, countBase bool, bud *Budget, held *uint64) 
 	for id := first; id < next; id++ {
 		t, err := spec.Type(id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+			return nil, err
 		}
 		// rawbtf reads vlen from 24 bits and the kind from 7; the format
 		// leaves bits 16-23 and 29-30 unused, and cilium/ebpf (like the
 		// kernel, which refuses them) reads 16 and 5: where they disagree
 		// the two would frame the records differently.
 		if t.Vlen > 0xffff || t.Kind > 0x1f {
-			return nil, fmt.Errorf("%w: type %d: unused bits of its info word set", ErrCorrupt, id)
+			return nil, fmt.Errorf("type %d: unused bits of its info word set", id)
 		}
 		if t.Name != "" {
 			named++
@@ -315,7 +319,7 @@ func (d *decodeSim) decode(id rawbtf.TypeID, bud *Budget, scratch *uint64) error
 func (d *decodeSim) push(id rawbtf.TypeID, bud *Budget, scratch *uint64) error {
 	t, err := d.b.Spec.Type(id)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return err
 	}
 	d.seen[id-d.lo] = true
 	d.b.Cost.Decode += d.typeCost(t)
@@ -331,7 +335,7 @@ func (d *decodeSim) push(id rawbtf.TypeID, bud *Budget, scratch *uint64) error {
 	d.stack = append(d.stack, frame{t: t})
 	d.b.Cost.Depth = max(d.b.Cost.Depth, len(d.stack))
 	if d.b.Cost.Depth > maxDepth {
-		return fmt.Errorf("%w: BTF: decoding type %d nests more than %d types deep", ErrCorrupt, id, maxDepth)
+		return fmt.Errorf("BTF: decoding type %d nests more than %d types deep", id, maxDepth)
 	}
 	return nil
 }

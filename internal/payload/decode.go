@@ -107,47 +107,37 @@ func (p *Payload) Len() int { return int(p.dir.entries) }
 func (p *Payload) ModuleNames(arch string) []string { return p.dir.modules[arch] }
 
 // block decompresses and decodes block i, once, charging bud the first
-// time with what the decoded block holds: its bytes, which its strings
-// share, and its records at their size in memory.
+// time with what the decoded block holds (see decodeFrame).
 func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {
-	return p.blocks[i].get(func() ([]Entry, error) {
-		ref := p.dir.blocks[i]
-		what := fmt.Sprintf("block %d", i)
-		// The frame's bytes, and the reader's copy of them, which the
-		// entries' strings keep.
-		if err := bud.Charge(2*ref.raw, what); err != nil {
-			return nil, err
-		}
-		raw, err := inflate(nil, p.blocksArea[ref.off:ref.off+ref.n], ref.raw)
-		if err != nil {
-			bud.Release(2 * ref.raw)
-			return nil, fmt.Errorf("%w: block %d: %w", ErrCorrupt, i, err)
-		}
-		var next *kernelkey.Key
-		if i+1 < len(p.dir.blocks) {
-			next = &p.dir.blocks[i+1].first
-		}
-		entries, err := readBlock(i, raw, ref.first, next, len(p.data), p.dir, bud)
-		if err != nil {
-			bud.Release(2 * ref.raw) // readBlock gave back its own
-			return nil, err
-		}
-		bud.Release(ref.raw) // raw itself
-		return entries, nil
+	ref := p.dir.blocks[i]
+	var next *kernelkey.Key
+	if i+1 < len(p.dir.blocks) {
+		next = &p.dir.blocks[i+1].first
+	}
+	return decodeFrame(p, &p.blocks[i], ref, fmt.Sprintf("block %d", i), bud, func(raw []byte, bud *Budget) ([]Entry, error) {
+		return readBlock(i, raw, ref.first, next, len(p.data), p.dir, bud)
 	})
 }
 
-// section decompresses and decodes the section whose frame is ref, once
-// per payload (l), charging bud the first time with what the decoded
-// section holds: parse charges its records, and the frame's bytes stay
-// charged, which the reader's copy of them takes and its strings share.
-// A section the payload does not have (no frame) is the zero T.
+// section is decodeFrame for a section, which a payload may not have (no
+// frame): that is the zero T.
 func section[T any](p *Payload, l *lazy[T], ref blockRef, what string, bud *Budget, parse func(raw []byte, bud *Budget) (T, error)) (T, error) {
+	if ref.n == 0 {
+		var zero T
+		return zero, nil
+	}
+	return decodeFrame(p, l, ref, what, bud, parse)
+}
+
+// decodeFrame decompresses and decodes the frame ref of the blocks area (a
+// block or a section), once per payload (l), charging bud the first time
+// with what the decoded frame holds: parse charges its records, and the
+// frame's bytes stay charged, which the reader's copy of them takes and
+// its strings share.
+func decodeFrame[T any](p *Payload, l *lazy[T], ref blockRef, what string, bud *Budget, parse func(raw []byte, bud *Budget) (T, error)) (T, error) {
 	return l.get(func() (T, error) {
 		var zero T
-		if ref.n == 0 {
-			return zero, nil
-		}
+		// The frame's bytes, and the reader's copy of them.
 		if err := bud.Charge(2*ref.raw, what); err != nil {
 			return zero, err
 		}
@@ -216,45 +206,23 @@ func (p *Payload) Release(arch, release string, bud *Budget) ([]Entry, error) {
 	return out, nil
 }
 
-// Entries decodes every block, within bud, and returns all entries in key
-// order. The result is a copy, the caller's.
-func (p *Payload) Entries(bud *Budget) ([]Entry, error) {
-	var out []Entry
-	if err := p.each(bud, func(entries []Entry) { out = append(out, entries...) }); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // Keys decodes every block, within bud, and returns every entry's key in
 // order. The result is the caller's: a quarter of what the blocks hold.
 func (p *Payload) Keys(bud *Budget) ([]kernelkey.Key, error) {
 	var out []kernelkey.Key
-	if err := p.each(bud, func(entries []Entry) {
-		for _, e := range entries {
-			out = append(out, e.Key)
-		}
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// each decodes every block within bud and passes its entries to fn.
-func (p *Payload) each(bud *Budget, fn func([]Entry)) error {
-	n := 0
 	for bi := range p.blocks {
 		entries, err := p.block(bi, bud)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		n += len(entries)
-		fn(entries)
+		for _, e := range entries {
+			out = append(out, e.Key)
+		}
 	}
-	if uint64(n) != p.dir.entries {
-		return fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, n, p.dir.entries)
+	if uint64(len(out)) != p.dir.entries {
+		return nil, fmt.Errorf("%w: %d entries, directory says %d", ErrCorrupt, len(out), p.dir.entries)
 	}
-	return nil
+	return out, nil
 }
 
 // Blob decodes b, charging bud for the bytes it returns (b.Held(), which

@@ -46,10 +46,11 @@ const (
 // ErrCorrupt is wrapped by every error about a malformed payload.
 var ErrCorrupt = errors.New("corrupt btfembed payload")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Checksum is the header's checksum of b, the payload from offset 16 on.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+// The table is made at the first call, not at init, which every agent and
+// every btfembed command would pay: crc32 makes the Castagnoli table once
+// and hands the same one to later calls.
+func Checksum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // BlobRecord is a blob's record.
 type BlobRecord struct {

@@ -45,7 +45,7 @@ func TestOpenVersion4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := p.Entries(nil)
+	entries, err := payloadtest.All(p, nil)
 	if err != nil || len(entries) != 3 {
 		t.Fatalf("%d entries, %v; want 3", len(entries), err)
 	}

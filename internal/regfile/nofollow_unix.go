@@ -15,3 +15,11 @@ import (
 func OpenNoFollow(path string, limit int64) (*os.File, int64, error) {
 	return open(path, limit, syscall.O_NOFOLLOW)
 }
+
+// ReadFileNoFollow is ReadFile for a path that is refused if it is a
+// symlink (the open fails with ELOOP) rather than followed: a file an
+// operator names (the runtime's BTF file), so that what is read is the
+// file named.
+func ReadFileNoFollow(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, syscall.O_NOFOLLOW)
+}

@@ -23,7 +23,12 @@ var ErrTooLarge = errors.New("larger than the cap")
 // limit is refused before anything is allocated; a file that grows while
 // it is read is cut off at limit+1 bytes and refused too.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, size, err := Open(path, limit)
+	return readFile(path, limit, 0)
+}
+
+// readFile is ReadFile with more flags for the open.
+func readFile(path string, limit int64, flags int) ([]byte, error) {
+	f, size, err := open(path, limit, flags)
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,9 @@ func TestReadFile(t *testing.T) {
 		limit      int64
 		want       string // error substring; "" for success
 		is         error
-		// noFollow is OpenNoFollow's error where it refuses what the
-		// others read (a symlink); elsewhere it does as Open does.
+		// noFollow is OpenNoFollow's and ReadFileNoFollow's error where
+		// they refuse what the others read (a symlink); elsewhere they
+		// do as Open and ReadFile do.
 		noFollow error
 	}{
 		{name: "regular", path: small, limit: 10},
@@ -62,6 +63,15 @@ func TestReadFile(t *testing.T) {
 				}
 			case (err == nil) != (openErr == nil) || (err == nil && size != 10) || (c.is != nil && !errors.Is(err, c.is)):
 				t.Errorf("OpenNoFollow = size %d, %v; Open = %v", size, err, openErr)
+			}
+			b, err := ReadFileNoFollow(c.path, c.limit)
+			switch {
+			case c.noFollow != nil:
+				if !errors.Is(err, c.noFollow) {
+					t.Errorf("ReadFileNoFollow = %v, want %v", err, c.noFollow)
+				}
+			case (err == nil) != (openErr == nil) || (err == nil && string(b) != "0123456789") || (c.is != nil && !errors.Is(err, c.is)):
+				t.Errorf("ReadFileNoFollow = %q, %v; Open = %v", b, err, openErr)
 			}
 			// Map checks what ReadFile checks before mapping.
 			var m Mapped

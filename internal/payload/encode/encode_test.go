@@ -19,7 +19,7 @@ import (
 func TestEncodeBasedDictionaries(t *testing.T) {
 	entries := multiDictEntries(t)
 	b := payloadtest.Encode(t, entries, &encode.Options{MaxDictSize: 1})
-	all, err := open(t, b).Entries(nil)
+	all, err := payloadtest.All(open(t, b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func benchPayloads(tb testing.TB) map[string][]encode.Entry {
 func decodeEntries(tb testing.TB, b []byte) []encode.Entry {
 	tb.Helper()
 	p := open(tb, b)
-	all, err := p.Entries(nil)
+	all, err := payloadtest.All(p, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

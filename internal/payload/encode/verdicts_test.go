@@ -43,7 +43,7 @@ func TestEncodeVerdicts(t *testing.T) {
 	// Three 6.1 kernels, two verdict sets (x86_64's handle_fork, arm64's
 	// handle_fork and handle_exit), three distinct rows.
 	var sets int
-	all, err := p.Entries(nil)
+	all, err := payloadtest.All(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

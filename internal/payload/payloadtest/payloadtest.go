@@ -152,3 +152,25 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// All lists every entry of p the way the payload's callers reach them
+// (btfembed inspect, the runtime's Kernels then Lookup): Keys, then Find
+// for each key, within bud.
+func All(p *payload.Payload, bud *payload.Budget) ([]payload.Entry, error) {
+	keys, err := p.Keys(bud)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]payload.Entry, len(keys))
+	for i, k := range keys {
+		e, ok, err := p.Find(k, bud)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s is listed, and Find does not find it", k)
+		}
+		entries[i] = e
+	}
+	return entries, nil
+}

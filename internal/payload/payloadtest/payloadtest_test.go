@@ -26,7 +26,7 @@ func TestMany(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := p.Entries(nil)
+	all, err := All(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
