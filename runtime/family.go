@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/btfembed/btfembed/internal/payload"
+	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -44,6 +45,35 @@ type FamilySelection struct {
 	Reason string
 }
 
+// findFamily returns the payload's record of the running kernel's family
+// own: the one of own's distribution and version, else, for each of
+// os-release's ID_LIKE in turn, the one family of own's arch, series and
+// flavour that distribution has, if it has exactly one (Linux Mint
+// 21.3, ID_LIKE ubuntu, runs Ubuntu 22.04's 5.15.0-*-generic: it says
+// VERSION_ID 21.3, which no Ubuntu family carries). like says the
+// record came from ID_LIKE.
+func findFamily(families []payload.FamilyRecord, own kernelkey.Family, idLike []string) (rec payload.FamilyRecord, like, ok bool) {
+	i := sort.Search(len(families), func(i int) bool { return families[i].Family.Compare(own) >= 0 })
+	if i < len(families) && families[i].Family == own {
+		return families[i], false, true
+	}
+	for _, id := range idLike {
+		var found []payload.FamilyRecord
+		for _, f := range families {
+			if sameID(f.Family.Distro, id) && f.Family.Arch == own.Arch && f.Family.Series == own.Series && f.Family.Flavour == own.Flavour {
+				found = append(found, f)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], true, true
+		}
+		if len(found) > 1 {
+			return payload.FamilyRecord{}, false, false // several versions: nothing tells which
+		}
+	}
+	return payload.FamilyRecord{}, false, false
+}
+
 // familySelection is Select's answer for a kernel whose release the
 // payload does not embed at all (notFound, the error for that): the BTF
 // of a member of the kernel's family when the payload records the family
@@ -51,7 +81,7 @@ type FamilySelection struct {
 // serve but allow is false, notFound is wrapped with that. Otherwise it
 // returns notFound.
 func (a *Assets) familySelection(h host, allow bool, notFound error) (*Selection, error) {
-	family, abi, ok := kernelkey.FamilyOf(h.key)
+	own, abi, ok := kernelkey.FamilyOf(h.key)
 	if !ok {
 		return nil, notFound
 	}
@@ -59,11 +89,11 @@ func (a *Assets) familySelection(h host, allow bool, notFound error) (*Selection
 	if err != nil {
 		return nil, err
 	}
-	i := sort.Search(len(families), func(i int) bool { return families[i].Family.Compare(family) >= 0 })
-	if i == len(families) || families[i].Family != family {
+	rec, like, ok := findFamily(families, own, h.idLike)
+	if !ok {
 		return nil, notFound
 	}
-	rec := families[i]
+	family := rec.Family
 	members := make([]Key, len(rec.ABIs))
 	names := make([]string, len(rec.ABIs))
 	use := 0 // the oldest, unless a member is older than the kernel
@@ -76,6 +106,9 @@ func (a *Assets) familySelection(h host, allow bool, notFound error) (*Selection
 	}
 	why := fmt.Sprintf("%s is not embedded; the %d embedded builds of its family %s (%s) give the objects' CO-RE relocations the same fixups",
 		h.key.Release, len(members), family, strings.Join(names, ", "))
+	if like {
+		why = fmt.Sprintf("%s (os-release: %s %s is like %s, whose only family of this series is that)", why, safetext.Escape(h.key.Distro), safetext.Escape(h.key.Version), safetext.Escape(family.Distro))
+	}
 	if !allow {
 		return nil, fmt.Errorf("%w; but %s, so SelectOptions.AllowFamily would use %s's BTF", notFound, why, names[use])
 	}

@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +114,49 @@ func TestSelectFamily(t *testing.T) {
 	}
 	if sel.Source.String() != "family" {
 		t.Errorf("SourceFamily is %q", sel.Source)
+	}
+}
+
+// TestSelectFamilyIDLike: a distribution derived from the family's
+// (os-release ID_LIKE, as Linux Mint's names ubuntu) is served by the one
+// family of its kernel's series and flavour that the distribution it is
+// like has, whatever its own VERSION_ID, and the reason says so; an ID_LIKE
+// that names no such family serves nothing.
+func TestSelectFamilyIDLike(t *testing.T) {
+	a := familyPayload(t, false)
+	for _, tc := range []struct {
+		name, osRelease string
+		member          string // "" for none
+	}{
+		{"like debian", "ID=pureos\nID_LIKE=debian\nVERSION_ID=10.3\n", "6.1.0-53-amd64"},
+		{"like something else first", "ID=kali\nID_LIKE=\"ubuntu debian\"\nVERSION_ID=2024.1\n", "6.1.0-53-amd64"},
+		{"like nothing embedded", "ID=linuxmint\nID_LIKE=ubuntu\nVERSION_ID=21.3\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "etc", "os-release"), []byte(tc.osRelease), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sel, err := a.Select(&btfruntime.SelectOptions{ForceEmbedded: true, AllowFamily: true, HostRoot: root, Arch: "x86_64", Release: "6.1.0-54-amd64"})
+			if tc.member == "" {
+				if !errors.Is(err, btfruntime.ErrKernelNotSupported) {
+					t.Fatalf("selected %v, %v; want ErrKernelNotSupported", sel, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Source != btfruntime.SourceFamily || sel.Key.Release != tc.member || sel.Key.Distro != "debian" || sel.Family.Kernel.Distro == "debian" {
+				t.Fatalf("selected %s %s for %s, want debian's %s", sel.Source, sel.Key, sel.Family.Kernel, tc.member)
+			}
+			if !strings.Contains(sel.Family.Reason, "is like debian, whose only family of this series is that") {
+				t.Errorf("reason %q does not say the family came from ID_LIKE", sel.Family.Reason)
+			}
+		})
 	}
 }
 
