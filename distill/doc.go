@@ -21,7 +21,9 @@
 // makes libbpf refuse every 6.1 module on a newer kernel.
 //
 // Reading module files (.ko, compressed or not, with their .BTF.base) is
-// generator/corpus's ReadBTF.
+// the command's (`btfembed distill`, through the module's internal/corpus);
+// a program that has a .ko reads its .BTF and .BTF.base sections with
+// debug/elf.
 //
 // The kernel documents .BTF.base in Documentation/bpf/btf.rst, section 4.4
 // (https://docs.kernel.org/bpf/btf.html#btf-base-section).

@@ -7,7 +7,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/distill"
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // Separate a kernel module's BTF from the vmlinux BTF it was built over,

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // Args configures Generate.
@@ -23,7 +23,8 @@ type Args struct {
 	// the GOARCHes a package embeds the object for. Naming one the object
 	// cannot run on is an error.
 	ObjectArches map[string][]string
-	// Corpus are the roots to read kernels from (see package corpus).
+	// Corpus are the roots to read kernels from, in the layout package
+	// corpus's Import writes (docs/corpus.md).
 	Corpus []string
 	// Arch keeps only kernels of these architectures; empty keeps all.
 	Arch []string

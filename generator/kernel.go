@@ -8,11 +8,11 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/btfdistill"
 	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/coremin"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/rawbtf"

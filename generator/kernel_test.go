@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )

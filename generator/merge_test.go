@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/relodigest"
 	"github.com/btfembed/btfembed/internal/vocab"

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/cache"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // errNotWhole stops the listing of a run whose key cannot be told

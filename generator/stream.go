@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // streamCorpus reads the kernels of args' corpus (of the architectures

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // kernelWorkers process the kernels the corpus stream sends them, each

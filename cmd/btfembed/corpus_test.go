@@ -127,14 +127,14 @@ func TestCorpusImportSays(t *testing.T) {
 	}
 }
 
-// compileC compiles a C file of generator/corpus/testdata/dwarf with cc -g.
+// compileC compiles a C file of internal/corpus/testdata/dwarf with cc -g.
 func compileC(t *testing.T, name string) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no cc to compile the DWARF test objects")
 	}
 	out := filepath.Join(t.TempDir(), name+".o")
-	if b, err := exec.Command("cc", "-g", "-O2", "-c", filepath.Join("..", "..", "generator", "corpus", "testdata", "dwarf", name), "-o", out).CombinedOutput(); err != nil {
+	if b, err := exec.Command("cc", "-g", "-O2", "-c", filepath.Join("..", "..", "internal", "corpus", "testdata", "dwarf", name), "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, b)
 	}
 	b, err := os.ReadFile(out)

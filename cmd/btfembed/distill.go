@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/btfembed/btfembed/distill"
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/regfile"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/therootcompany/xz"
 
 	"github.com/btfembed/btfembed/distill"
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 )
 

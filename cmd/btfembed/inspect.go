@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"

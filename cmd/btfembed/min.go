@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/btfembed/btfembed/corereloc"
-	"github.com/btfembed/btfembed/generator/corpus"
 	"github.com/btfembed/btfembed/internal/atomicfile"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/regfile"

@@ -103,7 +103,7 @@ func TestSignalDuringPahole(t *testing.T) {
 	}
 	dir := t.TempDir()
 	vmlinux := filepath.Join(dir, "vmlinux-6.99.0-9-dbgtest")
-	if b, err := exec.Command("cc", "-g", "-c", "../../generator/corpus/testdata/dwarf/vmlinux.c", "-o", vmlinux).CombinedOutput(); err != nil {
+	if b, err := exec.Command("cc", "-g", "-c", "../../internal/corpus/testdata/dwarf/vmlinux.c", "-o", vmlinux).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v: %s", err, b)
 	}
 	// A pahole that says its version and otherwise reports its pid and

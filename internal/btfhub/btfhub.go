@@ -1,7 +1,7 @@
 // Package btfhub reads and writes the files of BTFHub's archive layout:
 // <release>.btf.tar.xz, an xz-compressed tarball whose one regular member
 // <release>.btf is the raw vmlinux BTF. The corpus reader
-// (generator/corpus) and the tool that derives benchmark corpora
+// (internal/corpus) and the tool that derives benchmark corpora
 // (internal/cmd/benchcorpus) share it, so that neither depends on the
 // other.
 package btfhub

@@ -15,24 +15,24 @@ var rules = []struct {
 	pkg, why  string
 	forbidden []string
 }{
-	{"generator/corpus", "reads kernel BTF, the first step",
+	{"internal/corpus", "reads kernel BTF, the first step",
 		[]string{"corereloc", "distill", "generator", "runtime", "internal/predict", "internal/payload"}},
 	{"internal/cmd/benchcorpus", "writes corpora, before they are read",
-		[]string{"generator/corpus", "generator", "corereloc", "distill", "runtime"}},
+		[]string{"internal/corpus", "generator", "corereloc", "distill", "runtime"}},
 	{"internal/coremin", "matches and minimizes one kernel",
-		[]string{"generator/corpus", "generator", "runtime", "distill", "corereloc"}},
+		[]string{"internal/corpus", "generator", "runtime", "distill", "corereloc"}},
 	{"corereloc", "the public face of internal/coremin",
-		[]string{"generator/corpus", "generator", "runtime", "distill"}},
+		[]string{"internal/corpus", "generator", "runtime", "distill"}},
 	{"internal/predict", "predicts loads from coremin's relocations, below the public faces",
-		[]string{"generator/corpus", "generator", "runtime", "corereloc", "distill"}},
+		[]string{"internal/corpus", "generator", "runtime", "corereloc", "distill"}},
 	{"distill", "distills and relocates module BTF",
-		[]string{"generator/corpus", "generator", "runtime", "corereloc"}},
+		[]string{"internal/corpus", "generator", "runtime", "corereloc"}},
 	{"internal/emit", "writes the command's Go source from what the command hands it",
-		[]string{"generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/predict"}},
+		[]string{"internal/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/predict"}},
 	{"runtime/kernelkey", "names kernels for both sides, so both can link it",
-		[]string{"generator/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
+		[]string{"internal/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
 	{"runtime", "ships in every agent and only reads the payload",
-		[]string{"generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/btfdistill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache"}},
+		[]string{"internal/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/btfdistill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache"}},
 }
 
 // knownViolations are edges still to remove, each with what removes it.

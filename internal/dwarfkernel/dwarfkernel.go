@@ -13,7 +13,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )

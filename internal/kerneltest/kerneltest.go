@@ -7,7 +7,7 @@
 // debug package from Debian's archive, and DebianAmd64 more builds of a
 // Debian kernel family, for the VM tests, when asked to.
 //
-// It reads the archives directly rather than through generator/corpus so
+// It reads the archives directly rather than through internal/corpus so
 // that the lowest packages (rawbtf, coremin, distill) can test against
 // real kernels without depending on the corpus reader they feed.
 package kerneltest

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/generator"
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"

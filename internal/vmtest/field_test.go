@@ -23,7 +23,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/btfembed/btfembed/generator"
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"

@@ -126,7 +126,7 @@ type source struct {
 // loadSources reads the source kernels: BTFHub archive files, laid out as
 // <distro>/<version>/<arch>/<release>.btf.tar.xz under dir, in path
 // order. The tool writes that layout, so it reads it itself rather than
-// through generator/corpus, the reader of what it makes.
+// through internal/corpus, the reader of what it makes.
 func loadSources(dir string) ([]*source, error) {
 	var out []*source
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"

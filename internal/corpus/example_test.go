@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/btfembed/btfembed/generator/corpus"
+	"github.com/btfembed/btfembed/internal/corpus"
 )
 
 // Read streams the kernels of a BTFHub-layout corpus in key order; a bad
