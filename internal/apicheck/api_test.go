@@ -3,6 +3,7 @@ package apicheck
 import (
 	"fmt"
 	"go/types"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -67,16 +68,54 @@ func TestCheckerFindsInternalTypes(t *testing.T) {
 	}
 }
 
+// TestCheckerFollowsAliases makes sure that a public alias of an internal
+// type is checked as a type declared in the public package: its fields
+// may not mention internal types but those aliased, and a function that
+// takes the alias is fine.
+func TestCheckerFollowsAliases(t *testing.T) {
+	internal := types.NewPackage(module+"/internal/x", "x")
+	hidden := types.NewNamed(types.NewTypeName(0, internal, "Hidden", nil), types.NewStruct(nil, nil), nil)
+	clean := types.NewNamed(types.NewTypeName(0, internal, "Options", nil),
+		types.NewStruct([]*types.Var{types.NewField(0, internal, "Workers", types.Typ[types.Int], false)}, nil), nil)
+	leaky := types.NewNamed(types.NewTypeName(0, internal, "Result", nil), types.NewStruct([]*types.Var{
+		types.NewField(0, internal, "Spec", types.NewPointer(hidden), false),
+		types.NewField(0, internal, "Runs", types.NewSlice(clean), false),
+	}, nil), nil)
+	pub := types.NewPackage(module+"/pub", "pub")
+	opts := types.NewAlias(types.NewTypeName(0, pub, "Options", nil), clean)
+	res := types.NewAlias(types.NewTypeName(0, pub, "Result", nil), leaky)
+	params := types.NewTuple(types.NewVar(0, pub, "opts", types.NewPointer(opts)))
+	results := types.NewTuple(types.NewVar(0, pub, "", types.NewPointer(res)))
+	pub.Scope().Insert(opts.Obj())
+	pub.Scope().Insert(res.Obj())
+	pub.Scope().Insert(types.NewFunc(0, pub, "Run", types.NewSignatureType(nil, nil, nil, params, results, false)))
+	got := internalMentions(pub)
+	if len(got) != 1 || !strings.Contains(got[0], "pub.Result.Spec mentions "+module+"/internal/x.Hidden") {
+		t.Fatalf("internalMentions = %q, want only Result.Spec reported", got)
+	}
+}
+
 // internalMentions lists the exported identifiers of pkg whose API mentions
 // a type from an internal package.
 func internalMentions(pkg *types.Package) []string {
 	var out []string
+	scope := pkg.Scope()
+	// An internal type the package exports an alias of is one its users
+	// can name; it is checked at the alias, so elsewhere it is taken as
+	// seen (ImportResult.Kernels is a []Imported of internal/corpus).
+	aliased := map[types.Type]bool{}
+	for _, name := range scope.Names() {
+		if tn, ok := scope.Lookup(name).(*types.TypeName); ok && tn.Exported() {
+			if alias, ok := tn.Type().(*types.Alias); ok {
+				aliased[alias.Rhs()] = true
+			}
+		}
+	}
 	report := func(what string, typ types.Type) {
-		if path := findInternal(typ, map[types.Type]bool{}); path != "" {
+		if path := findInternal(typ, maps.Clone(aliased)); path != "" {
 			out = append(out, fmt.Sprintf("%s.%s mentions %s", pkg.Path(), what, path))
 		}
 	}
-	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		obj := scope.Lookup(name)
 		if !obj.Exported() {
@@ -84,12 +123,20 @@ func internalMentions(pkg *types.Package) []string {
 		}
 		switch obj := obj.(type) {
 		case *types.TypeName:
+			var named *types.Named
 			if alias, ok := obj.Type().(*types.Alias); ok {
-				report(name, alias.Rhs())
-				continue
-			}
-			named, ok := obj.Type().(*types.Named)
-			if !ok {
+				// A public face may alias an internal type rather than
+				// copy it field by field (generator/corpus): the alias
+				// is then checked as if the type were declared here.
+				n, ok := alias.Rhs().(*types.Named)
+				if !ok || n.Obj().Pkg() == nil || !isInternal(n.Obj().Pkg().Path()) {
+					report(name, alias.Rhs())
+					continue
+				}
+				named = n
+			} else if n, ok := obj.Type().(*types.Named); ok {
+				named = n
+			} else {
 				continue
 			}
 			if st, ok := named.Underlying().(*types.Struct); ok {
@@ -132,8 +179,14 @@ func findInternal(typ types.Type, seen map[types.Type]bool) string {
 			}
 		}
 	case *types.Alias:
-		if p := t.Obj().Pkg(); p != nil && isInternal(p.Path()) {
+		p := t.Obj().Pkg()
+		if p != nil && isInternal(p.Path()) {
 			return p.Path() + "." + t.Obj().Name()
+		}
+		if p != nil && strings.HasPrefix(p.Path(), module+"/") {
+			// A public package's alias is checked where it is declared
+			// (internalMentions), as its named types are.
+			return ""
 		}
 		return findInternal(t.Rhs(), seen)
 	case *types.Pointer:

@@ -59,15 +59,19 @@ func surface(root string) ([]entry, error) {
 		if bp.Name == "main" {
 			return nil
 		}
-		got, err := exported(rel, path, bp.GoFiles)
+		got, err := exported(root, rel, path, bp.GoFiles)
 		out = append(out, got...)
 		return err
 	})
 	return out, err
 }
 
-// exported lists the exported identifiers declared in files of dir.
-func exported(pkg, dir string, files []string) ([]entry, error) {
+// exported lists the exported identifiers declared in files of dir. An
+// alias of a type of one of the module's internal packages (root is the
+// module's directory) is listed with that type's exported fields and
+// methods: a user of the alias sees them as this package's, so they are
+// part of its surface even though they are declared elsewhere.
+func exported(root, pkg, dir string, files []string) ([]entry, error) {
 	fset := token.NewFileSet()
 	var out []entry
 	add := func(kind, name string) { out = append(out, entry{pkg, kind, name}) }
@@ -76,6 +80,7 @@ func exported(pkg, dir string, files []string) ([]entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		imports := importNames(f)
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -98,6 +103,19 @@ func exported(pkg, dir string, files []string) ([]entry, error) {
 						for _, m := range members(s.Type) {
 							add("field", s.Name.Name+"."+m)
 						}
+						if !s.Assign.IsValid() {
+							continue
+						}
+						fields, methods, err := internalAlias(root, imports, s.Type)
+						if err != nil {
+							return nil, fmt.Errorf("%s: alias %s: %w", pkg, s.Name.Name, err)
+						}
+						for _, m := range fields {
+							add("field", s.Name.Name+"."+m)
+						}
+						for _, m := range methods {
+							add("method", s.Name.Name+"."+m)
+						}
 					case *ast.ValueSpec:
 						for _, n := range s.Names {
 							if n.IsExported() {
@@ -110,6 +128,80 @@ func exported(pkg, dir string, files []string) ([]entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// importNames maps the names a file refers to its imports by (the
+// package's last path element unless renamed) to their paths.
+func importNames(f *ast.File) map[string]string {
+	names := map[string]string{}
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = path
+	}
+	return names
+}
+
+// internalAlias returns the exported fields and methods of the type an
+// alias names when that type is declared in one of the module's internal
+// packages, found in its sources under root; nothing for any other alias
+// (runtime's Key = kernelkey.Key is listed with kernelkey). An internal
+// type that is itself an alias is an error: the listing does not chase
+// chains, and a public face has no reason to make one.
+func internalAlias(root string, imports map[string]string, typ ast.Expr) (fields, methods []string, err error) {
+	sel, ok := typ.(*ast.SelectorExpr)
+	if !ok {
+		return nil, nil, nil
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return nil, nil, nil
+	}
+	path := imports[x.Name]
+	rel, ok := strings.CutPrefix(path, module+"/")
+	if !ok || !isInternal(path) {
+		return nil, nil, nil
+	}
+	ctx := build.Default
+	ctx.GOOS, ctx.GOARCH = "linux", "amd64"
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	bp, err := ctx.ImportDir(dir, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	fset := token.NewFileSet()
+	found := false
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil && d.Name.IsExported() && receiverName(d.Recv.List[0].Type) == sel.Sel.Name {
+					methods = append(methods, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					if s, ok := spec.(*ast.TypeSpec); ok && s.Name.Name == sel.Sel.Name {
+						if s.Assign.IsValid() {
+							return nil, nil, fmt.Errorf("%s.%s is an alias too", rel, sel.Sel.Name)
+						}
+						found = true
+						fields = members(s.Type)
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("no type %s in %s", sel.Sel.Name, rel)
+	}
+	return fields, methods, nil
 }
 
 // receiverName is the type name of a method's receiver, T for T, *T and
@@ -274,13 +366,44 @@ func f() {}
 	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := exported("p", dir, []string{"p.go"})
+	got, err := exported(dir, "p", dir, []string{"p.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "p const C\np field I.M\np field T.F\np field T.Reader\np func F\np method T.M\np type I\np type T\np var V\n"
 	if s := string(format(got)); s != want {
 		t.Fatalf("exported =\n%s\nwant\n%s", s, want)
+	}
+}
+
+// TestSurfaceFollowsInternalAliases makes sure that a public alias of an
+// internal type is listed with the fields and methods its users see.
+func TestSurfaceFollowsInternalAliases(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"internal/x/x.go": "package x\ntype T struct{ F, g int }\nfunc (T) M() {}\nfunc (*T) m() {}\ntype U = T\n",
+		"pub/p.go":        "package pub\nimport x \"" + module + "/internal/x\"\ntype A = x.T\n",
+		"bad/b.go":        "package bad\nimport \"" + module + "/internal/x\"\ntype B = x.U\n",
+	}
+	for name, src := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := exported(root, "pub", filepath.Join(root, "pub"), []string{"p.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "pub field A.F\npub method A.M\npub type A\n"
+	if s := string(format(got)); s != want {
+		t.Fatalf("exported =\n%s\nwant\n%s", s, want)
+	}
+	if _, err := exported(root, "bad", filepath.Join(root, "bad"), []string{"b.go"}); err == nil {
+		t.Fatal("an alias of an internal alias was listed, want an error")
 	}
 }
 

@@ -45,27 +45,27 @@
 // oracle): a raw BTF file is then read once, into the buffer cilium/ebpf
 // keeps, instead of twice.
 //
-// # API
+// # Who calls it
 //
-// The generator and `btfembed corpus` call it, and so can tools that
-// prepare a corpus: Read with Options streams Kernel values (each with
-// its vmlinux File and Module files, and with FullSpecs cilium/ebpf's
-// FullSpec of it); with Options.Hold the caller gives each one back with
-// Kernel.Release when it is done with it, so that a caller that hands
-// kernels to workers of its own, as the generator does, holds no more
-// than Options.Workers of them in memory; ReadBTF reads one file; List
-// summarizes a corpus without decoding it (an Entry per kernel, whose
-// Summary `btfembed corpus ls` prints; Entry.Read reads it in full);
-// Import with ImportOptions imports packages and images into an
-// ImportResult of Imported kernels, each with its KeyFrom, what told its
-// distribution and version (a directory, a banner, a package version), so
-// that a caller shows the guess, and a wrong one is seen before it is in a
-// corpus; ImportOptions.Progress counts the modules of a kernel made from
-// DWARF, minutes of pahole for a debug package, which a caller shows where
-// nothing else would be printed for that long; KernelPath and ModulesPath
-// say where a kernel and its modules go in the layout, for tools that
-// write one themselves. KernelError is one kernel of a stream that could
-// not be read; its message names the file and what is wrong with it (no
-// BTF, an unknown format, a module without its base, a key the path does
-// not give, a cap for untrusted input), which no caller branches on.
+// The generator reads corpora with Read and Options, streaming Kernel
+// values (each with its vmlinux File and Module files, and with FullSpecs
+// cilium/ebpf's FullSpec of it); with Options.Hold it gives each one back
+// with Kernel.Release when its worker is done, so that no more than
+// Options.Workers kernels are in memory. `btfembed corpus ls` lists a
+// corpus with List (an Entry per kernel and its Summary, without decoding
+// it; Entry.Read reads it in full); `btfembed min`, `distill`, `relocate`
+// and `inspect` read one kernel or module with ParseBTF on a mapped file
+// (a File), and tests with ReadBTF; internal/dwarfkernel, internal/cmd/benchcorpus and the VM
+// tests use Read and Import; KernelPath and ModulesPath say where a kernel
+// and its modules go in the layout. KernelError is one kernel of a stream
+// that could not be read; its message names the file and what is wrong
+// with it (no BTF, an unknown format, a module without its base, a key the
+// path does not give, a cap for untrusted input), which no caller branches
+// on.
+//
+// The package is internal since issue 34: a program outside the module
+// imports kernels through generator/corpus, the public face of Import
+// (ImportOptions, ImportResult, Imported and KernelError are aliased
+// there), and reads corpora through generator.Generate. Nothing here may
+// import that face (internal/depcheck).
 package corpus
