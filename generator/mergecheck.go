@@ -14,6 +14,8 @@ import (
 	"github.com/btfembed/btfembed/internal/vocab"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
+	// withinBudget opens entries with modules, as their agents will.
+	_ "github.com/btfembed/btfembed/runtime/modules"
 )
 
 // checkPartKernel checks what a part says of one kernel before Merge

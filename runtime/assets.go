@@ -8,7 +8,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/btfrelocate"
+	"github.com/btfembed/btfembed/internal/modulehook"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -36,7 +36,7 @@ type assetEntry struct {
 	spec *btf.Spec
 	// modRaw is the embedded module BTF, for relocating modules onto the
 	// kernel's own BTF.
-	modRaw []btfrelocate.Module
+	modRaw []module
 	// modSpecs are loaded with spec, once: cilium/ebpf v0.22 is not safe
 	// for concurrent use of several split specs over one base.
 	modSpecs map[string]*btf.Spec
@@ -86,7 +86,9 @@ func Open(data []byte) (*Assets, error) { return OpenWithOptions(data, nil) }
 // generator wrote; it decompresses no kernel BTF and costs the same however
 // many kernels data holds. data must not be modified afterwards. A
 // malformed payload gives an error wrapping ErrCorrupt, here or from any
-// later call that decodes the malformed part.
+// later call that decodes the malformed part. A payload that embeds module
+// BTF is refused unless the agent links package runtime/modules, which the
+// generated code imports for such a payload.
 func OpenWithOptions(data []byte, opts *OpenOptions) (*Assets, error) {
 	if opts == nil {
 		opts = &OpenOptions{}
@@ -96,8 +98,26 @@ func OpenWithOptions(data []byte, opts *OpenOptions) (*Assets, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.HasModules() && modulehook.Relocate == nil {
+		return nil, modulesNotLinked(opts.GoFile)
+	}
 	return &Assets{p: p, bud: bud, goFile: opts.GoFile, loaded: map[Key]*assetEntry{}}, nil
 }
+
+// modulesNotLinked is Open's error for a payload with module BTF in an
+// agent that cannot relocate it. Open fails rather than a selection, so
+// that the agent's first test run shows it on any machine, and never
+// serves a kernel without the modules its programs need.
+func modulesNotLinked(goFile string) error {
+	what := "the payload"
+	if goFile != "" {
+		what = goFile + "'s payload"
+	}
+	return fmt.Errorf("%s embeds module BTF, which only an agent that links %s can relocate: run go generate, which imports it in the generated file for such a payload (or import _ %q)", what, modulesPkg, modulesPkg)
+}
+
+// modulesPkg is the package that links module relocation.
+const modulesPkg = "github.com/btfembed/btfembed/runtime/modules"
 
 // retry runs call, and once more if it failed for want of budget and
 // letting go of the kernels loaded so far freed some.
@@ -201,7 +221,7 @@ func (a *Assets) selection(e *assetEntry) (*Selection, error) {
 // is not BTF, a module that does not relocate onto its own entry's
 // vmlinux. A load that failed for want of budget is tried again by the
 // next call.
-func (a *Assets) load(e *assetEntry) (*btf.Spec, []btfrelocate.Module, map[string]*btf.Spec, error) {
+func (a *Assets) load(e *assetEntry) (*btf.Spec, []module, map[string]*btf.Spec, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.done {

@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
+	"github.com/btfembed/btfembed/internal/modulehook"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
@@ -123,7 +124,7 @@ func TestModules(t *testing.T) {
 			t.Fatalf("distilled base %v: %v", withBase, err)
 		}
 		mod := sel.Modules["bpf_testmod"]
-		if mod == nil || len(sel.moduleBTF) != 1 || !bytes.Equal(sel.moduleBTF[0].Base, e.Modules[0].Base) {
+		if mod == nil || len(sel.moduleBTF) != 1 || !bytes.Equal(sel.moduleBTF[0].base, e.Modules[0].Base) {
 			t.Fatalf("distilled base %v: Modules %v, moduleBTF %d", withBase, sel.Modules, len(sel.moduleBTF))
 		}
 		var st *btf.Struct
@@ -153,6 +154,27 @@ func TestModules(t *testing.T) {
 	a := openBudget(t, payloadtest.Encode(t, []encode.Entry{bad}, nil), fullBudget)
 	if _, err := a.Lookup(bad.Key); err == nil || !strings.Contains(err.Error(), "bpf_testmod") {
 		t.Fatalf("relocation onto an unrelated kernel: %v, want an error naming the module", err)
+	}
+}
+
+// TestModulesNotLinked: without runtime/modules, a payload with module
+// BTF, base or not, fails to open with an error that says what to do, and
+// one without opens. (The test binary links runtime/modules, so the test
+// unsets what it registered; it must not run in parallel.)
+func TestModulesNotLinked(t *testing.T) {
+	relocate := modulehook.Relocate
+	modulehook.Relocate = nil
+	t.Cleanup(func() { modulehook.Relocate = relocate })
+	for _, withBase := range []bool{false, true} {
+		p := payloadtest.Encode(t, []encode.Entry{moduleEntry(t, withBase)}, nil)
+		_, err := OpenWithOptions(p, &OpenOptions{GoFile: "kernelbtf_amd64.go"})
+		if err == nil || !strings.Contains(err.Error(), "kernelbtf_amd64.go's payload embeds module BTF") ||
+			!strings.Contains(err.Error(), "run go generate") || !strings.Contains(err.Error(), `import _ "github.com/btfembed/btfembed/runtime/modules"`) {
+			t.Errorf("distilled base %v: Open: %v, want an error that says to run go generate", withBase, err)
+		}
+	}
+	if _, err := Open(payloadtest.Encode(t, payloadtest.Entries(t), nil)); err != nil {
+		t.Errorf("a payload without modules: %v", err)
 	}
 }
 

@@ -19,7 +19,7 @@ func (a *Assets) CollectionOptions(opts *SelectOptions) (*ebpf.CollectionOptions
 	co := &ebpf.CollectionOptions{}
 	if sel.Source == SourceKernel && rootDir(sel.root) == "/" {
 		for _, m := range sel.moduleBTF {
-			co.Programs.ExtraRelocationTargets = append(co.Programs.ExtraRelocationTargets, sel.Modules[m.Name])
+			co.Programs.ExtraRelocationTargets = append(co.Programs.ExtraRelocationTargets, sel.Modules[m.name])
 		}
 		return co, sel, nil
 	}

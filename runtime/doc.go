@@ -149,6 +149,13 @@
 // embedded vmlinux, or onto the kernel's own when the kernel has vmlinux
 // BTF but none for the module. Selection.Modules holds the results.
 //
+// That relocation is in package runtime/modules, not here, so that an
+// agent whose payload embeds no module BTF, most of them, does not link it
+// (about 70 KB). The generated code imports runtime/modules for its side
+// effect exactly when its payload embeds module BTF; Open refuses such a
+// payload in an agent that does not link it, with an error that says to
+// run go generate, rather than serve kernels without their modules.
+//
 // # API
 //
 // The exported names are what the generated code and an agent call; each

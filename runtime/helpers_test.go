@@ -5,6 +5,9 @@ import (
 
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload/encode"
+	// Payloads with module BTF open only in an agent that links module
+	// relocation, as the generated code of such a payload does.
+	_ "github.com/btfembed/btfembed/runtime/modules"
 )
 
 // moduleEntry embeds cilium/ebpf's pahole-made btf_testmod. With

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/btfrelocate"
+	"github.com/btfembed/btfembed/internal/modulehook"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/safetext"
 )
@@ -89,7 +89,7 @@ func (a *Assets) loadEntry(e *assetEntry) (held uint64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	mods := make([]btfrelocate.Module, len(e.Modules))
+	mods := make([]module, len(e.Modules))
 	for i, m := range e.Modules {
 		if mods[i], err = a.moduleBlobs(m, c); err != nil { // kept in modRaw
 			return 0, err
@@ -108,17 +108,26 @@ func (a *Assets) loadEntry(e *assetEntry) (held uint64, err error) {
 	return 0, nil // held, set by the deferred end
 }
 
+// module is the BTF of one embedded kernel module, decoded.
+type module struct {
+	// name is the module name as in /sys/kernel/btf/<name>.
+	name string
+	// base is the distilled base BTF split was written over, nil where
+	// split is over the entry's vmlinux BTF itself.
+	base, split []byte
+}
+
 // moduleBlobs decodes module m's blobs, charging c with what they hold.
-func (a *Assets) moduleBlobs(m payload.EntryModule, c *charges) (btfrelocate.Module, error) {
-	mod := btfrelocate.Module{Name: m.Name}
+func (a *Assets) moduleBlobs(m payload.EntryModule, c *charges) (module, error) {
+	mod := module{name: m.Name}
 	var err error
 	if m.HasBase {
-		if mod.Base, err = a.p.Blob(m.Base, a.bud); err != nil {
+		if mod.base, err = a.p.Blob(m.Base, a.bud); err != nil {
 			return mod, fmt.Errorf("module %s base: %w", safetext.Escape(m.Name), err)
 		}
 		c.held += m.Base.Held()
 	}
-	if mod.Split, err = a.p.Blob(m.Split, a.bud); err != nil {
+	if mod.split, err = a.p.Blob(m.Split, a.bud); err != nil {
 		return mod, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)
 	}
 	c.held += m.Split.Held()
@@ -127,21 +136,23 @@ func (a *Assets) moduleBlobs(m payload.EntryModule, c *charges) (btfrelocate.Mod
 
 // loadModules loads mods over vmlinux, which cilium/ebpf loaded from vm's
 // bytes. Split BTF with a distilled base is first relocated onto vm
-// (libbpf's btf__relocate, internal/btfrelocate), so one embedded module
-// serves whichever vmlinux BTF was selected. Each module is checked, read
+// (libbpf's btf__relocate, modulehook.Relocate, which Open made sure that
+// runtime/modules has set: a payload with modules lists them in its
+// directory), so one embedded module serves whichever vmlinux BTF was
+// selected. Each module is checked, read
 // over its own copy of vmlinux (cilium/ebpf v0.22 decodes a split spec's
 // base types under the split's lock, not the base's, so a base shared
 // with other users races with them: TestModulesConcurrent), and decoded.
 // With countBase, the base types that decoding a module reaches are
 // charged too; without, vm is the running kernel's own BTF.
 //
-// It does what btfrelocate.LoadModules does, with which the generator
-// verifies modules, plus the checks and charges.
-func loadModules(mods []btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countBase bool, c *charges) (map[string]*btf.Spec, error) {
+// It does what internal/btfrelocate's LoadModules does, with which the
+// generator verifies modules, plus the checks and charges.
+func loadModules(mods []module, vm *payload.BTF, vmlinux *btf.Spec, countBase bool, c *charges) (map[string]*btf.Spec, error) {
 	if len(mods) == 0 {
 		return nil, nil
 	}
-	if slices.ContainsFunc(mods, func(m btfrelocate.Module) bool { return m.Base != nil }) {
+	if slices.ContainsFunc(mods, func(m module) bool { return m.base != nil }) {
 		// Relocation indexes vm's names and strings, once.
 		if err := c.borrow(16*uint64(vm.Spec.NextID()), "vmlinux name index"); err != nil {
 			return nil, err
@@ -151,26 +162,24 @@ func loadModules(mods []btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, 
 	for _, m := range mods {
 		spec, err := loadModule(m, vm, vmlinux, countBase, c)
 		if err != nil {
-			return nil, fmt.Errorf("module %s: %w", safetext.Escape(m.Name), err)
+			return nil, fmt.Errorf("module %s: %w", safetext.Escape(m.name), err)
 		}
-		specs[m.Name] = spec
+		specs[m.name] = spec
 	}
 	return specs, nil
 }
 
-func loadModule(m btfrelocate.Module, vm *payload.BTF, vmlinux *btf.Spec, countBase bool, c *charges) (*btf.Spec, error) {
-	split := m.Split
-	if m.Base != nil {
+func loadModule(m module, vm *payload.BTF, vmlinux *btf.Spec, countBase bool, c *charges) (*btf.Spec, error) {
+	split := m.split
+	if m.base != nil {
 		// Both parsed, the distilled base matched against vm, the result
 		// encoded: a few times the inputs, dropped once encoded.
-		work := 8 * uint64(len(m.Split)+len(m.Base))
+		work := 8 * uint64(len(m.split)+len(m.base))
 		if err := c.borrow(work, "module relocation"); err != nil {
 			return nil, err
 		}
-		s, err := btfrelocate.ParseOverDistilled(m.Split, m.Base)
-		if err == nil {
-			split, err = btfrelocate.RelocateSpec(s, vm.Spec, nil)
-		}
+		var err error
+		split, err = modulehook.Relocate(m.split, m.base, vm.Spec)
 		c.giveBack(work)
 		if err != nil {
 			return nil, err

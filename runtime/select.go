@@ -14,7 +14,6 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/btfembed/btfembed/internal/btfrelocate"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/regfile"
@@ -129,7 +128,7 @@ type Selection struct {
 	// moduleBTF is the raw embedded module BTF behind Modules (for
 	// SourceKernel, only the modules taken from the payload), sorted by
 	// name.
-	moduleBTF []btfrelocate.Module
+	moduleBTF []module
 }
 
 // ModuleSpecs returns Modules sorted by module name.
@@ -462,7 +461,7 @@ func (a *Assets) embeddedModules(e *assetEntry, sel *Selection, onto string, bas
 	}
 	c := &charges{bud: a.bud}
 	defer c.end(true)
-	mods := make([]btfrelocate.Module, len(lacking))
+	mods := make([]module, len(lacking))
 	for i, m := range lacking {
 		if mods[i], err = a.moduleBlobs(m, c); err != nil {
 			return fmt.Errorf("embedded BTF for %s: %w", e.Key, err)

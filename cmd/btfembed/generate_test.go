@@ -84,6 +84,9 @@ func TestGenerateBare(t *testing.T) {
 		if !strings.Contains(string(src), "\n//go:build "+tc.constraint+"\n") {
 			t.Errorf("%s.go is not built for %s:\n%s", tc.file, tc.constraint, src)
 		}
+		if strings.Contains(string(src), "runtime/modules") {
+			t.Errorf("%s.go links module relocation for a payload without modules:\n%s", tc.file, src)
+		}
 		if strings.Contains(string(src), "-corpus") || strings.Contains(string(src), out) {
 			t.Errorf("%s.go records the corpus from the environment or a host path:\n%s", tc.file, src)
 		}

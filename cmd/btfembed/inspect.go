@@ -17,6 +17,8 @@ import (
 	"github.com/btfembed/btfembed/internal/safetext"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
+	// inspect opens payloads with module BTF too.
+	_ "github.com/btfembed/btfembed/runtime/modules"
 )
 
 const inspectUsage = `Usage: btfembed inspect [-B base] <file>...

@@ -15,6 +15,7 @@ import (
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/emit"
+	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/regfile"
 )
 
@@ -52,10 +53,16 @@ func coverage(r *generator.Report) *emit.Coverage {
 // add emits the Go file and its payload for one result, built for the
 // GOARCHes (nil: for all).
 func (o *outputs) add(goFile string, goarches []string, res *generator.Result) error {
-	payload := strings.TrimSuffix(goFile, ".go") + ".btfembed"
+	payloadFile := strings.TrimSuffix(goFile, ".go") + ".btfembed"
 	data, err := res.Payload()
 	if err != nil {
 		return err
+	}
+	// The Go file links module relocation exactly when the runtime will
+	// ask for it: when the payload's directory lists modules.
+	p, err := payload.Open(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", payloadFile, err)
 	}
 	res.Report.PayloadBytes = len(data) // for the Go file's doc comment
 	o.payloadBytes += len(data)
@@ -64,16 +71,17 @@ func (o *outputs) add(goFile string, goarches []string, res *generator.Result) e
 		Package:     o.pkg,
 		Ident:       o.ident,
 		GOARCHes:    goarches,
-		PayloadFile: filepath.Base(payload),
+		PayloadFile: filepath.Base(payloadFile),
 		GoFile:      filepath.Base(goFile),
 		Command:     o.command,
 		Coverage:    coverage(res.Report),
+		Modules:     p.HasModules(),
 	})
 	if err != nil {
 		return err
 	}
 	// The payload first: a Go file never refers to a payload not there.
-	o.files = append(o.files, outputFile{Path: payload, Data: data}, outputFile{Path: goFile, Data: src.Bytes()})
+	o.files = append(o.files, outputFile{Path: payloadFile, Data: data}, outputFile{Path: goFile, Data: src.Bytes()})
 	return nil
 }
 

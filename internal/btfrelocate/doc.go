@@ -2,9 +2,10 @@
 // onto another base BTF, the semantics of libbpf's btf__relocate. It lies
 // below its users: package distill, whose Relocate is the public API and
 // the 'btfembed relocate' command, internal/btfdistill, which distills over
-// its Base, and the runtime, which relocates embedded module BTF onto the
-// selected vmlinux BTF inside every agent and so must not link the
-// distillation code (internal/btfdistill).
+// its Base, and package runtime/modules, which relocates embedded module
+// BTF onto the selected vmlinux BTF inside the agents whose payload has
+// module BTF (internal/modulehook) and so must not link the distillation
+// code (internal/btfdistill).
 package btfrelocate
 
 import "errors"

@@ -24,12 +24,14 @@ func TestEmitGolden(t *testing.T) {
 		golden string
 		args   Args
 	}{
+		// A payload with module BTF links module relocation.
 		{"kernelbtf.go.golden", Args{
 			Package:     "agent",
 			PayloadFile: "kernelbtf.btfembed",
 			GoFile:      "kernelbtf.go",
 			Command:     "go tool btfembed -pkg agent -corpus btfhub bpf_bpfel.o",
 			Coverage:    report,
+			Modules:     true,
 		}},
 		// The go:generate mode's per-GOARCH file, with an unexported
 		// function.
@@ -83,6 +85,9 @@ func TestEmitGolden(t *testing.T) {
 			}
 			if !bytes.Equal(fixed, got.Bytes()) {
 				t.Errorf("goimports would rewrite the output to:\n%s", fixed)
+			}
+			if imports := strings.Contains(got.String(), "\t_ \""+modulesPkg+"\"\n"); imports != tc.args.Modules {
+				t.Errorf("imports %s: %v, want %v (Args.Modules)", modulesPkg, imports, tc.args.Modules)
 			}
 			if tc.args.GOARCHes != nil && !strings.Contains(got.String(), "\n//go:build "+strings.Join(tc.args.GOARCHes, " || ")+"\n\npackage ") {
 				t.Error("no build constraint before the package clause")

@@ -106,6 +106,17 @@ func (p *Payload) Len() int { return int(p.dir.entries) }
 // ModuleNames lists, sorted, the modules any entry of arch has.
 func (p *Payload) ModuleNames(arch string) []string { return p.dir.modules[arch] }
 
+// HasModules says whether any entry has module BTF. It reads the
+// directory only: every entry's modules are in its list (readBlock).
+func (p *Payload) HasModules() bool {
+	for _, names := range p.dir.modules {
+		if len(names) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // block decompresses and decodes block i, once, charging bud the first
 // time with what the decoded block holds (see decodeFrame).
 func (p *Payload) block(i int, bud *Budget) ([]Entry, error) {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -506,9 +507,15 @@ type Blob struct {
 	Dict, DictBase DictRecord
 }
 
+// listed says whether names, sorted, holds name.
+func listed(names []string, name string) bool {
+	i := sort.SearchStrings(names, name)
+	return i < len(names) && names[i] == name
+}
+
 // readBlock decodes and validates block i, raw, whose entries must sort
 // at or after first and before next (if not nil), against a data area of
-// dataLen bytes and the directory's verdict sets. It charges bud for the
+// dataLen bytes and the directory's verdict sets and module lists. It charges bud for the
 // records, which the entries hold; the caller has charged the copy of
 // raw. On error it has given back what it charged.
 func readBlock(i int, raw []byte, first kernelkey.Key, next *kernelkey.Key, dataLen int, dir *directory, bud *Budget) ([]Entry, error) {
@@ -615,6 +622,10 @@ func (r *reader) block(first kernelkey.Key, next *kernelkey.Key, dataLen int, di
 			}
 			if r.err == nil && (!ValidModuleName(m.Name) || k > 0 && e.Modules[k-1].Name >= m.Name) {
 				r.fail("entry %s: bad or unsorted module name %q", e.Key, m.Name)
+			}
+			// A reader lists an arch's modules from the directory alone.
+			if r.err == nil && !listed(dir.modules[e.Key.Arch], m.Name) {
+				r.fail("entry %s: module %s is not in the directory's list for %s", e.Key, m.Name, e.Key.Arch)
 			}
 		}
 		e.Verdicts = r.below("verdict set", int(min(dir.sets+1, math.MaxInt32)))

@@ -36,6 +36,9 @@ import (
 
 	"github.com/btfembed/btfembed/internal/vmtest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
+	// The field payload embeds the modules the initramfs loads, as a
+	// generated file for such a payload imports it.
+	_ "github.com/btfembed/btfembed/runtime/modules"
 )
 
 func main() {
