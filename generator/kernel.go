@@ -133,7 +133,7 @@ func (o *objects) processCached(kc *kernelCache, k *corpus.Kernel) (*kernelResul
 
 // process minimizes, distills and verifies one kernel.
 func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
-	vmlinux, err := coremin.NewTarget(k.VMLinux, nil)
+	vmlinux, err := kernelTarget(k)
 	if err != nil {
 		return nil, fmt.Errorf("vmlinux BTF: %w", err)
 	}
@@ -227,6 +227,15 @@ func (o *objects) process(k *corpus.Kernel) (*kernelResult, error) {
 	kr.report.Modules = modReports
 	kr.report.Fixups = answers.FixupDigest()
 	return kr, nil
+}
+
+// kernelTarget is the kernel's vmlinux BTF as Match reads it: the
+// corpus reader's parse, where it made one.
+func kernelTarget(k *corpus.Kernel) (*coremin.Target, error) {
+	if spec := k.Spec(); spec != nil {
+		return coremin.TargetOf(spec), nil
+	}
+	return coremin.NewTarget(k.VMLinux, nil)
 }
 
 // fullTargets is the kernel's full BTF as cilium/ebpf reads it, vmlinux

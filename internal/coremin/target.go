@@ -35,6 +35,10 @@ func NewTarget(raw []byte, base *Target) (*Target, error) {
 	return &Target{spec: spec}, nil
 }
 
+// TargetOf is the Target of BTF already parsed, standalone or split
+// over another Target's spec.
+func TargetOf(spec *rawbtf.Spec) *Target { return &Target{spec: spec} }
+
 // Offers reports whether t defines a type that some relocation of objs
 // looks for (a type with the essential name of a relocated local type).
 // A module Target that offers none changes no relocation's outcome, so a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/pathelem"
+	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
@@ -36,6 +37,12 @@ type Kernel struct {
 	// release gives the kernel's place back to Read (Options.Hold).
 	release func()
 }
+
+// Spec is the parse that checked VMLinux (internal/rawbtf's index of it),
+// over which the modules were checked: the generator matches relocations
+// against it rather than parse the vmlinux's 4-6 MB again for every
+// kernel. Nil for a Kernel that Read did not make.
+func (k *Kernel) Spec() *rawbtf.Spec { return k.spec }
 
 // Release tells Read, which yielded k with Options.Hold, that the caller
 // is done with it, so that another kernel may be read in its place. It
