@@ -28,6 +28,7 @@ import (
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/pahole"
+	payloadfmt "github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/vmtest"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
@@ -760,6 +761,17 @@ func (fx *fixture) build(arch string, payload []byte) (init, execsnoop []byte, e
 			return
 		}
 		replace := map[string][]byte{repoPath("examples", "execsnoop", file): payload}
+		p, err := payloadfmt.Open(payload)
+		if err != nil {
+			b.err = err
+			return
+		}
+		if p.HasModules() {
+			// go generate imports runtime/modules in the Go file it writes
+			// beside a payload with module BTF; the committed Go file was
+			// written for the committed payload, which has none.
+			replace[repoPath("examples", "execsnoop", "kernelbtf_modules.go")] = []byte("package main\n\nimport _ \"github.com/btfembed/btfembed/runtime/modules\"\n")
+		}
 		b.execsnoop, b.err = vmtest.BuildWith(ctx, "github.com/btfembed/btfembed/examples/execsnoop", arch, replace)
 	})
 	return b.init, b.execsnoop, b.err
