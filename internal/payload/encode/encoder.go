@@ -2,13 +2,15 @@ package encode
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 )
 
 // encoder is the one DEFLATE compressor of a Write, at the best level,
 // switched between dictionaries with ResetDict so that its tables are
-// allocated once per Write rather than once per stream.
+// allocated once per Write rather than once per stream, and kept in
+// compressors between Writes.
 //
 // klauspost/compress's flate and not the standard library's: both write
 // streams that compress/flate reads, but the standard library's output
@@ -21,7 +23,16 @@ type encoder struct {
 	dict []byte // the dictionary the compressor holds
 }
 
+// compressors keeps best-level compressors between Writes: allocating
+// and clearing one's tables was a third of an identical generate rerun,
+// which writes a one-kernel payload per cached kernel to check it
+// against the runtime's budget (generator's withinBudget).
+var compressors sync.Pool
+
 func newEncoder() (*encoder, error) {
+	if w, ok := compressors.Get().(*flate.Writer); ok {
+		return reuse(w), nil
+	}
 	w, err := flate.NewWriter(nil, flate.BestCompression)
 	if err != nil {
 		return nil, err
@@ -29,8 +40,19 @@ func newEncoder() (*encoder, error) {
 	return &encoder{w: w}, nil
 }
 
-// close releases the compressor's tables to the collector.
-func (e *encoder) close() { e.w = nil }
+// reuse is the encoder of a compressor a Write used before. Reset alone
+// would keep the dictionary of its last ResetDict, and compress against
+// it.
+func reuse(w *flate.Writer) *encoder {
+	w.ResetDict(nil, nil)
+	return &encoder{w: w}
+}
+
+// close hands the compressor back for the next Write.
+func (e *encoder) close() {
+	compressors.Put(e.w)
+	e.w = nil
+}
 
 // with compresses src against dictionary content dict, or without a
 // dictionary if dict is nil. DEFLATE refers back at most 32 KiB, so only

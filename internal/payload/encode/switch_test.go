@@ -73,4 +73,16 @@ func TestEncoderSwitch(t *testing.T) {
 			t.Errorf("step %d: compress/flate reads back %d bytes of %d: %v", i, len(back), len(s.src), err)
 		}
 	}
+	// The compressor, left with a dictionary, serves the next Write as a
+	// fresh one does.
+	next := reuse(enc.w)
+	for _, src := range blobs {
+		got, err := next.with(nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fresh(nil, src); !bytes.Equal(got, want) {
+			t.Errorf("reused compressor: %d bytes, a fresh compressor's %d", len(got), len(want))
+		}
+	}
 }
