@@ -202,6 +202,12 @@ func (p *importProgress) report(input string, done, found int, read bool) {
 		tenth = done * 10 / found
 	}
 	end := read && done >= found
+	if end && found == 0 {
+		// A vmlinux without modules (or -no-modules): its lines said it
+		// was read; "0/0 modules" would say nothing more.
+		delete(p.inputs, input)
+		return
+	}
 	if first || end || read != in.read || tenth > in.tenth || now.Sub(in.last) >= p.interval {
 		fmt.Fprintf(p.w, "btfembed corpus import: %s: %s\n", safetext.Escape(input), moduleProgress(done, found, read, now.Sub(in.start)))
 		in.read, in.tenth, in.last = read, tenth, now

@@ -138,4 +138,12 @@ func TestImportProgress(t *testing.T) {
 			t.Errorf("interval %v: %q says no time left", tt.interval, lines[len(lines)-6])
 		}
 	}
+	// A vmlinux without modules: its start, and no "0/0 modules" at the end.
+	var out bytes.Buffer
+	p := newImportProgress(&out, time.Hour)
+	p.report("vmlinux-6.1.176.xz", 0, 0, false)
+	p.report("vmlinux-6.1.176.xz", 0, 0, true)
+	if want := "btfembed corpus import: vmlinux-6.1.176.xz: reading: 0 modules found, 0 made, 0s\n"; out.String() != want {
+		t.Errorf("a vmlinux without modules: %q, want %q", out.String(), want)
+	}
 }
