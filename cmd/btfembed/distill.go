@@ -9,8 +9,8 @@ import (
 	"github.com/btfembed/btfembed/distill"
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/mapfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 const distillUsage = `Usage: btfembed distill [-layout-compatible] -B <base> <module> <out.base.btf> <out.split.btf>
@@ -40,7 +40,7 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 	}
 	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	return withMapped(func(files *regfile.Mapped) error {
+	return withMapped(func(files *mapfile.Mapped) error {
 		base, err := readBTF(files, *basePath, nil)
 		if err != nil {
 			return fmt.Errorf("distill: base: %w", err)
@@ -88,7 +88,7 @@ func runDistill(stdout, stderr io.Writer, args []string) error {
 
 // readModuleSplit reads a module's split BTF over base. A module with its
 // own distilled base is relocated onto base first.
-func readModuleSplit(files *regfile.Mapped, path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
+func readModuleSplit(files *mapfile.Mapped, path string, base *rawbtf.Spec, layout bool) (*rawbtf.Spec, error) {
 	m, err := readFile(files, path)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func runRelocate(stdout, stderr io.Writer, args []string) error {
 	}
 	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
 
-	return withMapped(func(files *regfile.Mapped) error {
+	return withMapped(func(files *mapfile.Mapped) error {
 		newBase, err := readBTF(files, *basePath, nil)
 		if err != nil {
 			return fmt.Errorf("relocate: new base: %w", err)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/mapfile"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/internal/regfile"
 	"github.com/btfembed/btfembed/internal/safetext"
 	btfruntime "github.com/btfembed/btfembed/runtime"
 	"github.com/btfembed/btfembed/runtime/kernelkey"
@@ -48,7 +48,7 @@ func runInspect(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usagef("inspect: no file given")
 	}
-	return withMapped(func(files *regfile.Mapped) error {
+	return withMapped(func(files *mapfile.Mapped) error {
 		var base *rawbtf.Spec
 		if *basePath != "" {
 			var err error

@@ -8,8 +8,8 @@ import (
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/mapfile"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 const minUsage = `Usage: btfembed min [-B base] <kernel-btf> <out.btf> <obj>...
@@ -46,22 +46,22 @@ func runMin(stdout, stderr io.Writer, args []string) error {
 	}
 	kernelPath, outPath, objPaths := fs.Arg(0), fs.Arg(1), fs.Args()[2:]
 	deferCollection(minFirstCollection)
-	return withMapped(func(files *regfile.Mapped) error {
+	return withMapped(func(files *mapfile.Mapped) error {
 		return minimize(stderr, files, kernelPath, outPath, *base, objPaths)
 	})
 }
 
 // withMapped runs a command that reads its kernel BTF files with readFile,
-// which maps them (regfile.Mapped) rather than reading them: every use of
+// which maps them (mapfile.Mapped) rather than reading them: every use of
 // them is in f, under files.Guard, and f checks files.Unchanged before it
 // writes anything.
-func withMapped(f func(files *regfile.Mapped) error) error {
-	var files regfile.Mapped
+func withMapped(f func(files *mapfile.Mapped) error) error {
+	var files mapfile.Mapped
 	return files.Guard(func() error { return f(&files) })
 }
 
 // minimize is "btfembed min" once its arguments are parsed.
-func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base string, objPaths []string) error {
+func minimize(stderr io.Writer, files *mapfile.Mapped, kernelPath, outPath, base string, objPaths []string) error {
 	objs, err := corereloc.Load(objPaths...)
 	if err != nil {
 		return fmt.Errorf("min: %w", err)
@@ -119,7 +119,7 @@ func minimize(stderr io.Writer, files *regfile.Mapped, kernelPath, outPath, base
 
 // readFile maps a file with BTF in any form package corpus reads (see
 // withMapped) and finds its BTF; errors name the file.
-func readFile(files *regfile.Mapped, path string) (*corpus.File, error) {
+func readFile(files *mapfile.Mapped, path string) (*corpus.File, error) {
 	data, err := files.Map(path, extract.MaxImage)
 	if err != nil {
 		return nil, err
@@ -129,13 +129,13 @@ func readFile(files *regfile.Mapped, path string) (*corpus.File, error) {
 
 // readBTF reads the BTF of a file with readFile and parses it, split over
 // base if not nil; errors name the file.
-func readBTF(files *regfile.Mapped, path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
+func readBTF(files *mapfile.Mapped, path string, base *rawbtf.Spec) (*rawbtf.Spec, error) {
 	return readParsed(files, path, func(raw []byte) (*rawbtf.Spec, error) { return rawbtf.Parse(raw, base) })
 }
 
 // readParsed reads the BTF of a file with readFile and parses it with
 // parse; errors name the file.
-func readParsed[T any](files *regfile.Mapped, path string, parse func([]byte) (T, error)) (T, error) {
+func readParsed[T any](files *mapfile.Mapped, path string, parse func([]byte) (T, error)) (T, error) {
 	var zero T
 	f, err := readFile(files, path)
 	if err != nil {

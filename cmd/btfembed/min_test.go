@@ -14,7 +14,7 @@ import (
 
 	"github.com/btfembed/btfembed/corereloc"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/internal/regfile"
+	"github.com/btfembed/btfembed/internal/mapfile"
 )
 
 func TestMinUsage(t *testing.T) {
@@ -45,7 +45,7 @@ func TestMin(t *testing.T) {
 	objs, _ := filepath.Glob("../../testdata/objects/*-el.o")
 	archive := "../../testdata/btfhub/debian/12/x86_64/6.1.0-47-amd64.btf.tar.xz"
 	dir := t.TempDir()
-	raw, err := readBTF(new(regfile.Mapped), archive, nil)
+	raw, err := readBTF(new(mapfile.Mapped), archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +159,11 @@ func TestMinModule(t *testing.T) {
 	if err := runMin(&bytes.Buffer{}, &bytes.Buffer{}, append([]string{"-B", archive, module, out}, objs...)); err != nil {
 		t.Fatal(err)
 	}
-	vmlinux, err := readBTF(new(regfile.Mapped), archive, nil)
+	vmlinux, err := readBTF(new(mapfile.Mapped), archive, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := readBTF(new(regfile.Mapped), module, vmlinux)
+	mod, err := readBTF(new(mapfile.Mapped), module, vmlinux)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ var rules = []struct {
 	{"runtime/kernelkey", "names kernels for both sides, so both can link it",
 		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
 	{"runtime", "ships in every agent and only reads the payload; module relocation is linked only where the generated code imports runtime/modules",
-		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/btfdistill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache", "internal/btfrelocate", "runtime/modules"}},
+		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/btfdistill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache", "internal/btfrelocate", "runtime/modules", "internal/mapfile"}},
 }
 
 // knownViolations are edges still to remove, each with what removes it.
@@ -95,6 +95,36 @@ func TestDependenciesRunOneWay(t *testing.T) {
 	for edge := range knownViolations {
 		if !seen[edge] {
 			t.Errorf("%s no longer depends on %s: remove it from knownViolations", edge[0], edge[1])
+		}
+	}
+}
+
+// agentStd lists standard packages that cilium/ebpf does not link into an
+// agent and the runtime must not bring there either, with why each was
+// linked once: a package's init and its tables come with any import.
+var agentStd = map[string]string{
+	"runtime/debug": "internal/regfile's file mapping, for the commands only (now internal/mapfile)",
+	"weak":          "internal/rawbtf's parse cache, removed",
+}
+
+// TestAgentStdlib fails when the runtime depends on a standard package of
+// agentStd that cilium/ebpf itself does not.
+func TestAgentStdlib(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	list := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		return strings.Fields(string(out))
+	}
+	ebpf := list("github.com/cilium/ebpf")
+	runtime := list(module + "/runtime")
+	for std, why := range agentStd {
+		if slices.Contains(runtime, std) && !slices.Contains(ebpf, std) {
+			t.Errorf("runtime depends on %s, which cilium/ebpf does not link (it came once with %s)", std, why)
 		}
 	}
 }

@@ -1,9 +1,9 @@
 // Package regfile reads files whose path comes from outside the program
 // (a corpus, a host root) without trusting what is there: only a regular
 // file is read, never one larger than the caller's limit, and never in a
-// way that can block on a FIFO or device. Mapped maps such a file instead
-// of reading it, for a command that reads one kernel and exits. It uses
-// the standard library only, so the agent-side runtime can link it.
+// way that can block on a FIFO or device. It uses the standard library
+// only, so the agent-side runtime can link it; package mapfile maps such
+// a file instead, for a command that reads one kernel and exits.
 package regfile
 
 import (

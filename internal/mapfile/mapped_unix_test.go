@@ -1,6 +1,6 @@
 //go:build unix
 
-package regfile
+package mapfile
 
 import (
 	"bytes"
@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // sink keeps the compiler from dropping the reads the tests make.
@@ -117,4 +120,38 @@ func TestUnchanged(t *testing.T) {
 			t.Fatalf("Unchanged = %v, want nil", err)
 		}
 	})
+}
+
+// TestMapChecks makes sure Map refuses what regfile.ReadFile refuses
+// before it maps anything: a FIFO (which would hang a read), a directory
+// and a file over the limit.
+func TestMapChecks(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	if err := os.WriteFile(small, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var m Mapped
+	if b, err := m.Map(small, 10); err != nil || string(b) != "0123456789" {
+		t.Fatalf("Map(regular) = %q, %v", b, err)
+	}
+	for _, c := range []struct {
+		path  string
+		limit int64
+		want  string
+		is    error
+	}{
+		{small, 9, "10 bytes", regfile.ErrTooLarge},
+		{fifo, 10, "not a regular file", nil},
+		{dir, 10, "not a regular file", nil},
+	} {
+		b, err := m.Map(c.path, c.limit)
+		if err == nil || !strings.Contains(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
+			t.Errorf("Map(%s, %d) = %d bytes, %v; want an error containing %q", c.path, c.limit, len(b), err, c.want)
+		}
+	}
 }

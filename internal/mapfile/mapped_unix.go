@@ -1,6 +1,6 @@
 //go:build unix
 
-package regfile
+package mapfile
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/btfembed/btfembed/internal/regfile"
 )
 
 // Mapped is the files one run of a command maps into memory with Map
@@ -53,13 +55,13 @@ type mapping struct {
 	mtime time.Time
 }
 
-// Map returns the contents of path, checked as ReadFile checks it, mapped
+// Map returns the contents of path, checked as regfile.ReadFile checks it, mapped
 // read-only for the rest of the process (see Mapped). The bytes must not
 // be written. A file that cannot be mapped (an empty one, or one in a file
 // system without mmap, such as /sys/kernel/btf/vmlinux on older kernels)
-// is read with ReadFile instead.
+// is read with regfile.ReadFile instead.
 func (m *Mapped) Map(path string, limit int64) ([]byte, error) {
-	f, size, err := Open(path, limit)
+	f, size, err := regfile.Open(path, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func (m *Mapped) Map(path string, limit int64) ([]byte, error) {
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
 		f.Close()
-		return ReadFile(path, limit)
+		return regfile.ReadFile(path, limit)
 	}
 	m.files = append(m.files, mapping{path: path, file: f, data: data, size: size, mtime: fi.ModTime()})
 	return data, nil
