@@ -32,58 +32,53 @@ Flags:
 
 // runDistill is "btfembed distill".
 func runDistill(stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("distill", distillUsage, stderr)
-	basePath := fs.String("B", "", "vmlinux `BTF` the module was built over (required)")
-	layout := fs.Bool("layout-compatible", false, "relocate a module's own .BTF.base onto -B accepting layout-compatible differences")
-	if err := parseDistillFlags(fs, args, 3); err != nil {
-		return err
-	}
-	modPath, outBase, outSplit := fs.Arg(0), fs.Arg(1), fs.Arg(2)
+	return withBase(stderr, args, "distill", distillUsage, "vmlinux `BTF` the module was built over (required)",
+		"relocate a module's own .BTF.base onto -B accepting layout-compatible differences",
+		func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error {
+			return distillModule(stdout, files, base, basePath, layout, fs.Arg(0), fs.Arg(1), fs.Arg(2))
+		})
+}
 
-	return withMapped(func(files *mapfile.Mapped) error {
-		base, err := readBTF(files, *basePath, nil)
-		if err != nil {
-			return fmt.Errorf("distill: base: %w", err)
-		}
-		split, err := readModuleSplit(files, modPath, base, *layout)
-		if err != nil {
-			return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, *basePath)
-		}
-		vmlinux, err := distill.NewBase(base.Raw())
-		if err != nil {
-			return fmt.Errorf("distill: %s: %w", *basePath, err)
-		}
-		distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
-		if err != nil {
-			return fmt.Errorf("distill: %s: %w", modPath, err)
-		}
-		db, err := rawbtf.Parse(distBase, nil)
-		if err != nil {
-			return fmt.Errorf("distill: distilled base: %w", err)
-		}
-		ns, err := rawbtf.Parse(newSplit, db)
-		if err != nil {
-			return fmt.Errorf("distill: new split: %w", err)
-		}
-		if err := files.Unchanged(); err != nil {
-			return fmt.Errorf("distill: %w", err)
-		}
-		var out atomicfile.Set
-		defer out.Abort()
-		if err := out.AddBytes(outBase, distBase); err != nil {
-			return fmt.Errorf("distill: %w", err)
-		}
-		if err := out.AddBytes(outSplit, newSplit); err != nil {
-			return fmt.Errorf("distill: %w", err)
-		}
-		if err := out.Commit(); err != nil {
-			return fmt.Errorf("distill: %w", err)
-		}
-		own := split.NextID() - split.FirstID()
-		fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
-			modPath, db.NextID()-1, len(distBase), ns.NextID()-ns.FirstID(), ns.NextID()-ns.FirstID()-own, len(newSplit))
-		return nil
-	})
+// distillModule is "btfembed distill" once its base is read.
+func distillModule(stdout io.Writer, files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, modPath, outBase, outSplit string) error {
+	split, err := readModuleSplit(files, modPath, base, layout)
+	if err != nil {
+		return fmt.Errorf("distill: %w (is -B %s the vmlinux it was built over?)", err, basePath)
+	}
+	vmlinux, err := distill.NewBase(base.Raw())
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", basePath, err)
+	}
+	distBase, newSplit, err := distill.Distill(split.Raw(), vmlinux)
+	if err != nil {
+		return fmt.Errorf("distill: %s: %w", modPath, err)
+	}
+	db, err := rawbtf.Parse(distBase, nil)
+	if err != nil {
+		return fmt.Errorf("distill: distilled base: %w", err)
+	}
+	ns, err := rawbtf.Parse(newSplit, db)
+	if err != nil {
+		return fmt.Errorf("distill: new split: %w", err)
+	}
+	if err := files.Unchanged(); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	var out atomicfile.Set
+	defer out.Abort()
+	if err := out.AddBytes(outBase, distBase); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if err := out.AddBytes(outSplit, newSplit); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("distill: %w", err)
+	}
+	own := split.NextID() - split.FirstID()
+	fmt.Fprintf(stdout, "%s: %d distilled base types (%d bytes), %d split types (%d copied from the base, %d bytes)\n",
+		modPath, db.NextID()-1, len(distBase), ns.NextID()-ns.FirstID(), ns.NextID()-ns.FirstID()-own, len(newSplit))
+	return nil
 }
 
 // readModuleSplit reads a module's split BTF over base. A module with its
@@ -140,56 +135,71 @@ Flags:
 
 // runRelocate is "btfembed relocate".
 func runRelocate(stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("relocate", relocateUsage, stderr)
-	basePath := fs.String("B", "", "vmlinux `BTF` to relocate onto (required)")
-	layout := fs.Bool("layout-compatible", false, "also accept differences that cannot change the module's memory layout (char signedness; size of types it only points to)")
+	return withBase(stderr, args, "relocate", relocateUsage, "vmlinux `BTF` to relocate onto (required)",
+		"also accept differences that cannot change the module's memory layout (char signedness; size of types it only points to)",
+		func(files *mapfile.Mapped, newBase *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error {
+			return relocateSplit(stdout, stderr, files, newBase, basePath, layout, fs.Arg(0), fs.Arg(1), fs.Arg(2))
+		})
+}
+
+// relocateSplit is "btfembed relocate" once its new base is read.
+func relocateSplit(stdout, stderr io.Writer, files *mapfile.Mapped, newBase *rawbtf.Spec, basePath string, layout bool, distPath, splitPath, outPath string) error {
+	distBase, err := readBTF(files, distPath, nil)
+	if err != nil {
+		return fmt.Errorf("relocate: distilled base: %w", err)
+	}
+	split, err := readBTF(files, splitPath, distBase)
+	if err != nil {
+		return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
+	}
+	target, err := distill.NewBase(newBase.Raw())
+	if err != nil {
+		return fmt.Errorf("relocate: %s: %w", basePath, err)
+	}
+	out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: layout})
+	var ue *distill.UnmappedError
+	if errors.As(err, &ue) {
+		types := ue.Types()
+		for _, u := range types {
+			fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
+		}
+		hint := ""
+		if ue.LayoutCompatible() {
+			hint = "; -layout-compatible would map them all"
+		}
+		return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
+			splitPath, basePath, len(types), ue.Total(), hint)
+	}
+	if err != nil {
+		return fmt.Errorf("relocate: %s onto %s: %w", splitPath, basePath, err)
+	}
+	if err := files.Unchanged(); err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	if err := atomicfile.WriteFile(outPath, out); err != nil {
+		return fmt.Errorf("relocate: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), basePath, len(out))
+	return nil
+}
+
+// withBase runs a command that works over a vmlinux BTF given with -B
+// (distill, relocate): it parses args, requiring -B and three arguments,
+// and calls run with the files mapped and -B read.
+func withBase(stderr io.Writer, args []string, name, usage, baseHelp, layoutHelp string,
+	run func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error) error {
+	fs := newFlagSet(name, usage, stderr)
+	basePath := fs.String("B", "", baseHelp)
+	layout := fs.Bool("layout-compatible", false, layoutHelp)
 	if err := parseDistillFlags(fs, args, 3); err != nil {
 		return err
 	}
-	distPath, splitPath, outPath := fs.Arg(0), fs.Arg(1), fs.Arg(2)
-
 	return withMapped(func(files *mapfile.Mapped) error {
-		newBase, err := readBTF(files, *basePath, nil)
+		base, err := readBTF(files, *basePath, nil)
 		if err != nil {
-			return fmt.Errorf("relocate: new base: %w", err)
+			return fmt.Errorf("%s: -B: %w", name, err)
 		}
-		distBase, err := readBTF(files, distPath, nil)
-		if err != nil {
-			return fmt.Errorf("relocate: distilled base: %w", err)
-		}
-		split, err := readBTF(files, splitPath, distBase)
-		if err != nil {
-			return fmt.Errorf("relocate: %w (is %s its distilled base?)", err, distPath)
-		}
-		target, err := distill.NewBase(newBase.Raw())
-		if err != nil {
-			return fmt.Errorf("relocate: %s: %w", *basePath, err)
-		}
-		out, err := distill.Relocate(split.Raw(), distBase.Raw(), target, &distill.RelocateOptions{LayoutCompatible: *layout})
-		var ue *distill.UnmappedError
-		if errors.As(err, &ue) {
-			types := ue.Types()
-			for _, u := range types {
-				fmt.Fprintf(stderr, "btfembed relocate: %s: %s\n", splitPath, u)
-			}
-			hint := ""
-			if ue.LayoutCompatible() {
-				hint = "; -layout-compatible would map them all"
-			}
-			return fmt.Errorf("relocate: %s onto %s: %d of %d distilled base types do not map%s",
-				splitPath, *basePath, len(types), ue.Total(), hint)
-		}
-		if err != nil {
-			return fmt.Errorf("relocate: %s onto %s: %w", splitPath, *basePath, err)
-		}
-		if err := files.Unchanged(); err != nil {
-			return fmt.Errorf("relocate: %w", err)
-		}
-		if err := atomicfile.WriteFile(outPath, out); err != nil {
-			return fmt.Errorf("relocate: %w", err)
-		}
-		fmt.Fprintf(stdout, "%s: %d split types over %s (%d bytes)\n", outPath, split.NextID()-split.FirstID(), *basePath, len(out))
-		return nil
+		return run(files, base, *basePath, *layout, fs)
 	})
 }
 
