@@ -34,8 +34,8 @@ Flags:
 func runDistill(stdout, stderr io.Writer, args []string) error {
 	return withBase(stderr, args, "distill", distillUsage, "vmlinux `BTF` the module was built over (required)",
 		"relocate a module's own .BTF.base onto -B accepting layout-compatible differences",
-		func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error {
-			return distillModule(stdout, files, base, basePath, layout, fs.Arg(0), fs.Arg(1), fs.Arg(2))
+		func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, args []string) error {
+			return distillModule(stdout, files, base, basePath, layout, args[0], args[1], args[2])
 		})
 }
 
@@ -137,8 +137,8 @@ Flags:
 func runRelocate(stdout, stderr io.Writer, args []string) error {
 	return withBase(stderr, args, "relocate", relocateUsage, "vmlinux `BTF` to relocate onto (required)",
 		"also accept differences that cannot change the module's memory layout (char signedness; size of types it only points to)",
-		func(files *mapfile.Mapped, newBase *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error {
-			return relocateSplit(stdout, stderr, files, newBase, basePath, layout, fs.Arg(0), fs.Arg(1), fs.Arg(2))
+		func(files *mapfile.Mapped, newBase *rawbtf.Spec, basePath string, layout bool, args []string) error {
+			return relocateSplit(stdout, stderr, files, newBase, basePath, layout, args[0], args[1], args[2])
 		})
 }
 
@@ -185,9 +185,9 @@ func relocateSplit(stdout, stderr io.Writer, files *mapfile.Mapped, newBase *raw
 
 // withBase runs a command that works over a vmlinux BTF given with -B
 // (distill, relocate): it parses args, requiring -B and three arguments,
-// and calls run with the files mapped and -B read.
+// and calls run with the files mapped, -B read and the three arguments.
 func withBase(stderr io.Writer, args []string, name, usage, baseHelp, layoutHelp string,
-	run func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, fs *flag.FlagSet) error) error {
+	run func(files *mapfile.Mapped, base *rawbtf.Spec, basePath string, layout bool, args []string) error) error {
 	fs := newFlagSet(name, usage, stderr)
 	basePath := fs.String("B", "", baseHelp)
 	layout := fs.Bool("layout-compatible", false, layoutHelp)
@@ -199,7 +199,7 @@ func withBase(stderr io.Writer, args []string, name, usage, baseHelp, layoutHelp
 		if err != nil {
 			return fmt.Errorf("%s: -B: %w", name, err)
 		}
-		return run(files, base, *basePath, *layout, fs)
+		return run(files, base, *basePath, *layout, fs.Args())
 	})
 }
 

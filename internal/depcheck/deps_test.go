@@ -43,15 +43,22 @@ var rules = []struct {
 // The test fails when one disappears, so that the list only shrinks.
 var knownViolations = map[[2]string]string{}
 
-// deps is what `go list -deps` says pkg depends on, module-relative.
-func deps(t *testing.T, pkg string) []string {
+// goListDeps is what `go list -deps` says pkg depends on, pkg included.
+func goListDeps(t *testing.T, pkg string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg).CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
+	return strings.Fields(string(out))
+}
+
+// deps is what pkg, a package of the module, depends on in the module,
+// module-relative.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
 	var rel []string
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range goListDeps(t, module+"/"+pkg) {
 		if r, ok := strings.CutPrefix(p, module+"/"); ok && r != pkg {
 			rel = append(rel, r)
 		}
@@ -113,15 +120,8 @@ func TestAgentStdlib(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the module")
 	}
-	list := func(pkg string) []string {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
-		}
-		return strings.Fields(string(out))
-	}
-	ebpf := list("github.com/cilium/ebpf")
-	runtime := list(module + "/runtime")
+	ebpf := goListDeps(t, "github.com/cilium/ebpf")
+	runtime := goListDeps(t, module+"/runtime")
 	for std, why := range agentStd {
 		if slices.Contains(runtime, std) && !slices.Contains(ebpf, std) {
 			t.Errorf("runtime depends on %s, which cilium/ebpf does not link (it came once with %s)", std, why)
