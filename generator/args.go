@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // check refuses arguments without objects or corpus, and those that

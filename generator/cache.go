@@ -17,9 +17,9 @@ import (
 
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/safetext"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // kernelCache is the cache as one Generate run uses it. Per kernel, two

@@ -7,10 +7,10 @@ import (
 	"slices"
 
 	"github.com/btfembed/btfembed/internal/coremin"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // cachedResult is a kernel's result as stored, for a relocation set:

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // FamilyReport is a kernel family of the run (kernelkey.Family: a

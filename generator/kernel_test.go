@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestResultHoldsNoKernel: the generator keeps every kernel's result until

@@ -12,10 +12,10 @@ import (
 	"unicode"
 
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/relodigest"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // shardParts runs Generate once per shard of n and returns the parts.

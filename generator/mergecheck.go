@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
@@ -13,7 +14,6 @@ import (
 	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/internal/vocab"
 	btfruntime "github.com/btfembed/btfembed/runtime"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	// withinBudget opens entries with modules, as their agents will.
 	_ "github.com/btfembed/btfembed/runtime/modules"
 )

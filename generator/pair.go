@@ -9,7 +9,7 @@ import (
 
 	"github.com/btfembed/btfembed/internal/bpfobj"
 	"github.com/btfembed/btfembed/internal/kernelarch"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // An object is checked, and embedded for, only the kernels it can run on.

@@ -6,11 +6,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/relodigest"
 	"github.com/btfembed/btfembed/internal/safetext"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // partWire is a part as its file holds it: each distinct blob and row

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/btfembed/btfembed/internal/coremin"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/safetext"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // errVerify is wrapped by the error of a kernel whose minimized BTF does

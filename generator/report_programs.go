@@ -11,10 +11,10 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/coremin"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/predict"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrUnloadable is returned, with FailOnUnloadable, when a program is

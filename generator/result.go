@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/relodigest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Result is the output of Generate.

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // TestGenerateEmbedsVerdicts reads the verdicts back from the payload of

@@ -8,9 +8,9 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/modulehook"
 	"github.com/btfembed/btfembed/internal/payload"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ErrCorrupt is wrapped by every error about a malformed payload.
@@ -177,8 +177,9 @@ func (a *Assets) entry(e payload.Entry) *assetEntry {
 	return ae
 }
 
-// Lookup returns the embedded BTF for exactly key (its Arch normalized
-// with kernelkey.NormalizeArch). An unknown key gives an error wrapping
+// Lookup returns the embedded BTF for exactly key, whose Arch may be
+// spelled as uname -m, GOARCH or a distribution does (amd64, x86_64 and
+// x86-64 are one). An unknown key gives an error wrapping
 // ErrKernelNotSupported.
 func (a *Assets) Lookup(key Key) (*Selection, error) {
 	key.Arch, _ = kernelkey.NormalizeArch(key.Arch)

@@ -10,10 +10,10 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // BenchmarkSelectEmbedded is what an agent pays at start-up on a kernel

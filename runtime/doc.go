@@ -11,8 +11,8 @@
 //     $BTFEMBED_BTF_FILE (BTFFileEnv), as libbpf's btf_custom_path;
 //  2. the kernel's own /sys/kernel/btf/vmlinux when present, unless
 //     SelectOptions.ForceEmbedded;
-//  3. the embedded entry for the kernel's architecture (uname -m, see
-//     kernelkey.NormalizeArch) and release (uname -r), disambiguated by os-release ID
+//  3. the embedded entry for the kernel's architecture (uname -m, in
+//     BTFHub's spelling) and release (uname -r), disambiguated by os-release ID
 //     and VERSION_ID when several distributions ship the same release;
 //  4. otherwise an error wrapping ErrKernelNotSupported that names arch,
 //     release and distribution.
@@ -80,7 +80,7 @@
 //     either; from its /sys/kernel/btf/vmlinux where it has (the embedded
 //     BTF forced).
 //   - The release is not embedded, but the payload records its family
-//     (kernelkey.Family: Debian 12's 6.1.0-*-amd64) as stable for its
+//     (Family: Debian 12's 6.1.0-*-amd64) as stable for its
 //     objects: with SelectOptions.AllowFamily, the BTF of the family's
 //     nearest older member (SourceFamily; Selection.Family says which,
 //     and what is assumed); without, the error says the family would
@@ -182,7 +182,9 @@
 //   - Source: where a Selection's BTF came from (SourceKernel,
 //     SourceEmbedded, SourceFile or SourceFamily), for the agent's log line.
 //   - Key: an embedded kernel's identity, in Selection.Key, Kernels and
-//     Lookup (package kernelkey's Key, so corpus tools share it).
+//     Lookup, and in generator/corpus's import results, so corpus tools
+//     and agents share one type. Family: the series a kernel belongs to,
+//     in FamilySelection.
 //   - Prediction, Verdict: one program predicted not to load, in
 //     Selection.Predictions and the results of Prune and LoadAndAssign.
 //     PruneOptions tunes those two.

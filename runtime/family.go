@@ -6,16 +6,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/safetext"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // FamilySelection says why the running kernel, which the payload does not
 // embed, is served with the BTF of another build of its family
 // (SourceFamily).
 //
-// A family (kernelkey.Family) is a distribution release's builds of one
+// A family (Family) is a distribution release's builds of one
 // kernel series and flavour, told apart by an ABI number that each patch
 // release bumps: Debian 12's 6.1.0-47-amd64, 6.1.0-50-amd64, ... The
 // generator compared the fixups that cilium/ebpf gives every CO-RE
@@ -35,7 +35,7 @@ import (
 // predicted, as for the kernel's own BTF.
 type FamilySelection struct {
 	// Family is the running kernel's family.
-	Family kernelkey.Family
+	Family Family
 	// Kernel is the running kernel; Selection.Key is the member whose BTF
 	// serves it.
 	Kernel Key

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	payloadfmt "github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	btfruntime "github.com/btfembed/btfembed/runtime"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // familyPayload embeds the testdata kernels with their verdicts, and two

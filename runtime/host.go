@@ -8,9 +8,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/osrelease"
 	"github.com/btfembed/btfembed/internal/regfile"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // maxOSRelease bounds how much of an os-release file is read: real ones

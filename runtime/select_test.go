@@ -14,9 +14,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // selectPayload embeds the testdata kernels plus two entries that make

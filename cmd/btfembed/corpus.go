@@ -15,10 +15,10 @@ import (
 
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/plural"
 	"github.com/btfembed/btfembed/internal/safetext"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 const corpusHelp = `Usage:

@@ -11,12 +11,12 @@ import (
 
 	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/mapfile"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/safetext"
 	btfruntime "github.com/btfembed/btfembed/runtime"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 	// inspect opens payloads with module BTF too.
 	_ "github.com/btfembed/btfembed/runtime/modules"
 )

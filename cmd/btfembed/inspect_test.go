@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 func TestInspect(t *testing.T) {

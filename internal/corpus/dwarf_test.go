@@ -18,8 +18,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pahole"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // needPahole skips without a usable pahole.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/cache"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pahole"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // dwarfCacheVersion changes when what importDWARF makes from the same

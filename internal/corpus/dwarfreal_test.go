@@ -13,8 +13,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // nobtfKey is the key of the shared corpus's kernel built without BTF

@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Verify mode (ImportOptions.CacheVerify) runs pahole again on an input

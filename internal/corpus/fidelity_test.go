@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // fetchEnv turns on the tests that download from Debian's archive.

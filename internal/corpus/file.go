@@ -7,8 +7,8 @@ import (
 	"github.com/btfembed/btfembed/internal/btfhub"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/regfile"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // File is the BTF one file holds and what the file tells of its kernel.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // testModule is a real module of a testCorpus kernel, xz-compressed as

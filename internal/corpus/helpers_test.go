@@ -14,7 +14,7 @@ import (
 	uxz "github.com/ulikunitz/xz"
 
 	"github.com/btfembed/btfembed/internal/extract"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // testCorpus is the BTFHub-layout corpus the project ships.

@@ -21,8 +21,8 @@ import (
 	"github.com/btfembed/btfembed/internal/btfhub"
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pathelem"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // The reproducers of hostile inputs (issue 9) are built here, never

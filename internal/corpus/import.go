@@ -19,15 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/osrelease"
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/regfile"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // ImportOptions tune Import. A nil *ImportOptions means the defaults.
 type ImportOptions struct {
-	// Key parts set here win over what the inputs tell, for every input.
+	// Key parts set here win over what the inputs tell, for every input
+	// (the type is runtime.Key).
 	Key kernelkey.Key
 	// Workers is the number of inputs (and modules of one package) read at
 	// once; 0 means runtime.GOMAXPROCS(0).
@@ -75,7 +76,7 @@ func (o *ImportOptions) workers() int {
 
 // Imported describes one kernel written by Import.
 type Imported struct {
-	Key kernelkey.Key
+	Key kernelkey.Key // the kernel's identity (runtime.Key)
 	// KeyFrom names what told Key's distribution and version, which are
 	// a guess unless flags gave them: "its BTFHub path", "the kernel
 	// banner (+deb12)", "the package version (6.12.118-1~deb12u1)",

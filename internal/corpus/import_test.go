@@ -13,8 +13,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // readBack reads a corpus written by Import and indexes it by key.

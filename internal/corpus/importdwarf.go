@@ -11,8 +11,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pahole"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // emitDWARF imports one kernel through importDWARF and hands it, and the

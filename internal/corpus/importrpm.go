@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/btfembed/btfembed/internal/extract"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // rpmPackage is an RPM input whose header was read.

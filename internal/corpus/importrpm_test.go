@@ -17,9 +17,9 @@ import (
 
 	"github.com/btfembed/btfembed/internal/extract"
 	"github.com/btfembed/btfembed/internal/extract/extracttest"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/pathelem"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // kernelBuildRPMs builds the kernel-core and kernel-modules packages of

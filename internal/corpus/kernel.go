@@ -7,9 +7,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/pathelem"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Kernel is one kernel of a corpus: its vmlinux BTF and the BTF of its modules.

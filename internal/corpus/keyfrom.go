@@ -2,7 +2,7 @@ package corpus
 
 import (
 	"github.com/btfembed/btfembed/internal/extract"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // told is a kernel's key as far as one witness tells it (a path, a

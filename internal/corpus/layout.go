@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // modulesDirSuffix names the directory holding a kernel's module BTF,

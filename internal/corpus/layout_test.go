@@ -3,7 +3,7 @@ package corpus
 import (
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 func TestKernelFile(t *testing.T) {

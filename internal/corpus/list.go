@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/btfembed/btfembed/internal/extract"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // Summary describes one kernel of a corpus for listings.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/btfload"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/regfile"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Options tune Read. A nil *Options means the defaults.

@@ -4,7 +4,7 @@ import (
 	"hash/fnv"
 	"path/filepath"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // shardOf returns the shard, out of n, that a corpus entry belongs to: a

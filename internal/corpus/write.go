@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/btfembed/btfembed/internal/atomicfile"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // KernelPath is where a kernel's file lives in a corpus rooted at dir:

@@ -33,7 +33,7 @@ var rules = []struct {
 		[]string{"internal/corpus", "generator/corpus", "generator", "runtime", "corereloc"}},
 	{"internal/emit", "writes the command's Go source from what the command hands it",
 		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/predict"}},
-	{"runtime/kernelkey", "names kernels for both sides, so both can link it",
+	{"internal/kernelkey", "names kernels for both sides, so both can link it",
 		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "distill", "runtime", "internal/payload", "internal/rawbtf"}},
 	{"runtime", "ships in every agent and only reads the payload; module relocation is linked only where the generated code imports runtime/modules",
 		[]string{"internal/corpus", "generator/corpus", "generator", "corereloc", "internal/coremin", "distill", "internal/btfdistill", "internal/predict", "internal/extract", "internal/pahole", "internal/cache", "internal/btfrelocate", "runtime/modules", "internal/mapfile"}},

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // NoBTFKey is the key of the shared corpus's kernel built without BTF

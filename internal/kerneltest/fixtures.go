@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // MinKernel is one kernel's minimized vmlinux BTF.

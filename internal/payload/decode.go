@@ -10,7 +10,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // Payload is an opened payload: header and directory checked, blocks and

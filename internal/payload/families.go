@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"unsafe"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // The families section (format 5) lists the kernel families

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // TestEntryModulesListed: an entry's module must be in the directory's

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/relodigest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 var (

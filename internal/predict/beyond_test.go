@@ -12,9 +12,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // expect is a program's verdict on a kernel and the kind of its first

@@ -11,9 +11,9 @@ import (
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/corpus"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/vmtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Debian 12's -amd64 builds the family test fetches from Debian's archive

@@ -26,11 +26,11 @@ import (
 	"github.com/btfembed/btfembed/internal/corpus"
 	"github.com/btfembed/btfembed/internal/dwarfkernel"
 	"github.com/btfembed/btfembed/internal/extract"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/pahole"
 	payloadfmt "github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/vmtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // fieldKernel is one kernel the field test boots.

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/btfembed/btfembed/runtime/kernelkey"
+	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
 // machineType is how qemu runs one architecture's kernels: TCG, since

@@ -47,8 +47,8 @@ import (
 
 	"github.com/btfembed/btfembed/internal/btfhub"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 func main() {

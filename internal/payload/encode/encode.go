@@ -10,8 +10,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // Options tunes Write. A nil *Options means the defaults.

@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // multiDictEntries are the testdata kernels and, as two more kernels, the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // objects checks and sorts what the payload was generated for, as the

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/payload/payloadtest"
 	"github.com/btfembed/btfembed/internal/relodigest"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // familyEntries are the testdata kernels plus two more builds of

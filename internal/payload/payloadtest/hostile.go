@@ -9,9 +9,9 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/rawbtf"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // This file crafts what the generator never writes, for the tests of

@@ -11,12 +11,12 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"github.com/btfembed/btfembed/internal/kernelkey"
 	"github.com/btfembed/btfembed/internal/kerneltest"
 	"github.com/btfembed/btfembed/internal/payload"
 	"github.com/btfembed/btfembed/internal/payload/encode"
 	"github.com/btfembed/btfembed/internal/rawbtf"
 	"github.com/btfembed/btfembed/internal/vocab"
-	"github.com/btfembed/btfembed/runtime/kernelkey"
 )
 
 // minBTFDir holds minimized BTF of several kernels, laid out as
