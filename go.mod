@@ -1,8 +1,8 @@
 module github.com/btfembed/btfembed
 
-// The floor is cilium/ebpf v0.22.0's own go directive. The x/ modules and
-// mpb are held at their newest releases that still declare go 1.25.0; newer
-// ones declare 1.26.0 and would force every module that adds btfembed up.
+// The floor is cilium/ebpf v0.22.0's own go directive. The x/ modules are
+// held at their newest releases that still declare go 1.25.0; newer ones
+// declare 1.26.0 and would force every module that adds btfembed up.
 // .ci/run vets (stdversion) at this version.
 go 1.25.0
 
@@ -14,18 +14,12 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/therootcompany/xz v1.0.1
 	github.com/ulikunitz/xz v0.5.15
-	github.com/vbauerster/mpb/v8 v8.15.2
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
 	golang.org/x/tools v0.49.0
 )
 
 require (
-	github.com/VividCortex/ewma v1.2.0 // indirect
-	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
-	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
-	github.com/mattn/go-runewidth v0.0.30 // indirect
-	github.com/vbauerster/cupwriter v0.0.4 // indirect
 	golang.org/x/mod v0.40.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 )

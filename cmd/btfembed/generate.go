@@ -273,7 +273,7 @@ func runGenerate(stdout, stderr io.Writer, args []string) error {
 	}
 	var prog progress
 	if !f.quiet {
-		prog = newProgress(stderr, isTerminal(stderr), 5*time.Second)
+		prog = newProgress(stderr, isTerminal(stderr), 5*time.Second, terminalWidth(stderr))
 		genArgs.Progress = prog
 	}
 	res, err := generator.Generate(ctx, genArgs)
@@ -500,4 +500,17 @@ func notPlain(r rune) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalWidth returns the columns of the terminal w is, asked at each
+// call (the window may be resized), or 80 where it cannot tell.
+func terminalWidth(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+		return 80
+	}
 }

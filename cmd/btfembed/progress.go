@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/btfembed/btfembed/generator"
 	"github.com/btfembed/btfembed/internal/safetext"
@@ -21,34 +19,21 @@ type progress interface {
 	stop()
 }
 
-// newProgress reports progress on w: a live bar (kernels done, rate, ETA)
-// when w is a terminal, redrawn at most every 100 ms, with each failure
-// printed above it and the bar cleared when the run is over; else a plain
-// line every interval and one per failure, which reads well in CI logs.
+// newProgress reports progress on w: a live line (a bar, kernels done,
+// rate, ETA) when w is a terminal of width columns, redrawn every 100 ms,
+// with each failure printed above it and the line cleared when the run is
+// over; else a plain line every interval and one per failure, which reads
+// well in CI logs.
 //
 // Both count kernels: the total is the corpus entries found, less those
 // skipped as unreadable, so the count ends at the number of kernels
 // processed. The rate is always in kernels per second; a unit that
 // changes with the rate (kernels/hr, then /min, then /s) cannot be
 // compared at a glance.
-//
-// The bar is github.com/vbauerster/mpb's: schollz/progressbar, used
-// before, linked net/http and crypto/tls into btfembed, making the binary
-// larger and its start-up memory higher for every subcommand (measured in
-// docs/min-core-btf.md, "Speed").
-func newProgress(w io.Writer, terminal bool, interval time.Duration) progress {
+func newProgress(w io.Writer, terminal bool, interval time.Duration, width func() int) progress {
 	start := time.Now()
 	if terminal {
-		// ForceTTY and WithAutoRefresh only matter where w is no
-		// *os.File, in tests: the caller has decided it is a terminal.
-		c := mpb.New(mpb.WithOutput(w), mpb.ForceTTY(), mpb.WithAutoRefresh(), mpb.WithRefreshRate(100*time.Millisecond))
-		bar := c.AddBar(0, // total unknown until Total
-			mpb.BarRemoveOnComplete(),
-			mpb.AppendDecorators(decor.Any(func(s decor.Statistics) string {
-				return progressLine(int(s.Current), int(s.Total), time.Since(start))
-			})),
-		)
-		return &barProgress{c: c, bar: bar}
+		return newBarProgress(w, width, 100*time.Millisecond, start)
 	}
 	return &lineProgress{w: w, total: -1, interval: interval, start: start, last: start}
 }
@@ -75,51 +60,114 @@ func rate(done int, elapsed time.Duration) string {
 	return fmt.Sprintf("%.2f kernels/s", float64(done)/elapsed.Seconds())
 }
 
+// barProgress draws one line at the foot of a terminal, from a goroutine
+// that redraws it every refresh. The line ends with a newline; a redraw
+// moves the cursor up over it and erases to the end of the screen
+// (\x1b[1A\x1b[J), writes what goes above it (a failure), and draws it
+// again. It is cut to the terminal's width, since a line that wraps would
+// take two rows and the redraw would erase only one.
+//
+// It is written here rather than taken from a library: vbauerster/mpb,
+// used before, brought five more modules (terminal widths of Unicode text,
+// ANSI stripping, moving averages) into every module that pins btfembed
+// with a tool directive, and held x/sys and x/term to the versions it
+// allowed, for one line of ASCII.
 type barProgress struct {
-	c   *mpb.Progress
-	bar *mpb.Bar
+	w     io.Writer
+	width func() int
+	start time.Time
+	quit  chan struct{}
+	ended chan struct{} // closed when the drawing goroutine returns
 
-	mu    sync.Mutex
-	total int
+	mu             sync.Mutex
+	done, total    int
+	drawn, stopped bool
+}
+
+func newBarProgress(w io.Writer, width func() int, refresh time.Duration, start time.Time) *barProgress {
+	p := &barProgress{w: w, width: width, start: start, quit: make(chan struct{}), ended: make(chan struct{})}
+	go func() {
+		defer close(p.ended)
+		t := time.NewTicker(refresh)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.redraw("")
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// redraw, with p.mu held, writes above (complete lines, or "") in place
+// of the line and draws the line under it; once stopped, only above.
+func (p *barProgress) redraw(above string) {
+	var b strings.Builder
+	if p.drawn {
+		b.WriteString("\x1b[1A\x1b[J")
+	}
+	b.WriteString(above)
+	if !p.stopped {
+		b.WriteString(p.line())
+		b.WriteByte('\n')
+	}
+	p.drawn = !p.stopped
+	io.WriteString(p.w, b.String())
+}
+
+// line is the bar and progressLine, cut to the terminal's width less one
+// column (a line that fills the last column wraps on some terminals).
+func (p *barProgress) line() string {
+	s := progressLine(p.done, p.total, time.Since(p.start))
+	if p.total > 0 {
+		const cells = 24
+		n := min(p.done, p.total) * cells / p.total
+		s = "[" + strings.Repeat("=", n) + strings.Repeat("-", cells-n) + "] " + s
+	}
+	if w := p.width() - 1; w > 0 && len(s) > w {
+		s = s[:w] // ASCII
+	}
+	return s
 }
 
 func (p *barProgress) Total(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total = n
-	p.setTotal()
-}
-
-// setTotal hands the total to the bar, which completes, and so clears
-// itself, once that many kernels are done.
-func (p *barProgress) setTotal() {
-	p.bar.SetTotal(int64(p.total), false)
-	p.bar.EnableTriggerComplete()
 }
 
 func (p *barProgress) Done(kernel string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
 	if err != nil {
-		// Written above the bar.
-		fmt.Fprintf(p.c, "btfembed: %s: %v\n", kernel, err)
+		p.redraw(fmt.Sprintf("btfembed: %s: %v\n", kernel, err))
 	}
-	p.bar.Increment()
 }
 
 func (p *barProgress) Skipped(path string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.c, "btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error()))
+	p.redraw(fmt.Sprintf("btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error())))
 	if p.total > 0 {
 		p.total-- // an entry that is no kernel
-		p.setTotal()
 	}
 }
 
+// stop takes the line off the terminal, whether the run reached its total
+// or ended early (an error, an interrupt).
 func (p *barProgress) stop() {
-	// A run that ends early (an error, an interrupt) leaves the bar short
-	// of its total: drop it all the same.
-	p.bar.Abort(true)
-	p.c.Wait()
+	close(p.quit)
+	<-p.ended
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	p.redraw("")
 }
 
 type lineProgress struct {

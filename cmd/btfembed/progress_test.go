@@ -16,7 +16,7 @@ import (
 func TestProgress(t *testing.T) {
 	for _, terminal := range []bool{false, true} {
 		var out lockedBuffer
-		p := newProgress(&out, terminal, 0)
+		p := newProgress(&out, terminal, 0, func() int { return 80 })
 		p.Total(4)
 		p.Done("x86_64/a (debian 12)", nil)
 		p.Skipped("/corpus/b.btf.tar.xz", errors.New("truncated"))
@@ -53,7 +53,7 @@ func TestProgress(t *testing.T) {
 // returns.
 func TestProgressStopEarly(t *testing.T) {
 	var out lockedBuffer
-	p := newProgress(&out, true, 0)
+	p := newProgress(&out, true, 0, func() int { return 80 })
 	p.Total(4)
 	p.Done("x86_64/a (debian 12)", nil)
 	out.waitFor(t, "1/4 kernels")
@@ -145,5 +145,26 @@ func TestImportProgress(t *testing.T) {
 	p.report("vmlinux-6.1.176.xz", 0, 0, true)
 	if want := "btfembed corpus import: vmlinux-6.1.176.xz: reading: 0 modules found, 0 made, 0s\n"; out.String() != want {
 		t.Errorf("a vmlinux without modules: %q, want %q", out.String(), want)
+	}
+}
+
+// TestProgressBarLine: the bar fills with the kernels done, and the line
+// is cut to the terminal's width less one column, so that it never wraps
+// (a wrapped line would be erased only in part).
+func TestProgressBarLine(t *testing.T) {
+	for _, tt := range []struct {
+		width, done, total int
+		want               string
+	}{
+		{200, 2, 4, "[============------------] 2/4 kernels, "},
+		{200, 0, 0, "0 kernels, "},
+		{200, 5, 4, "[========================] 5/4 kernels, "},
+		{20, 1, 4, "[======------------"},
+	} {
+		p := &barProgress{width: func() int { return tt.width }, start: time.Now(), done: tt.done, total: tt.total}
+		got := p.line()
+		if !strings.HasPrefix(got, tt.want) || len(got) > tt.width-1 {
+			t.Errorf("width %d, %d/%d: line %q, want it to start with %q and take under %d columns", tt.width, tt.done, tt.total, got, tt.want, tt.width)
+		}
 	}
 }
