@@ -20,10 +20,10 @@ type progress interface {
 }
 
 // newProgress reports progress on w: a live line (a bar, kernels done,
-// rate, ETA) when w is a terminal of width columns, redrawn every 100 ms,
-// with each failure printed above it and the line cleared when the run is
-// over; else a plain line every interval and one per failure, which reads
-// well in CI logs.
+// rate, ETA) when w is a terminal, whose columns width tells, redrawn
+// every 100 ms, with each failure printed above it and the line cleared
+// when the run is over; else a plain line every interval and one per
+// failure, which reads well in CI logs.
 //
 // Both count kernels: the total is the corpus entries found, less those
 // skipped as unreadable, so the count ends at the number of kernels
