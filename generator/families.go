@@ -10,7 +10,7 @@ import (
 	"github.com/btfembed/btfembed/internal/kernelkey"
 )
 
-// FamilyReport is a kernel family of the run (kernelkey.Family: a
+// FamilyReport is a kernel family of the run (runtime.Family: a
 // distribution release's builds of one series and flavour, told apart by
 // their ABI number, "debian 12 x86_64 6.1.0-*-amd64") and whether it is
 // stable for the objects.

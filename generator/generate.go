@@ -18,10 +18,10 @@ type Args struct {
 	// its byte order for generic BPF (see pair.go).
 	Objects []string
 	// ObjectArches, where it names an object, narrows the kernel
-	// architectures (any spelling kernelkey.NormalizeArch knows) the object
-	// pairs with to these: the go:generate mode passes the architectures of
-	// the GOARCHes a package embeds the object for. Naming one the object
-	// cannot run on is an error.
+	// architectures (x86_64, arm64, ... in any spelling of uname -m, GOARCH
+	// or a distribution) the object pairs with to these: the go:generate
+	// mode passes the architectures of the GOARCHes a package embeds the
+	// object for. Naming one the object cannot run on is an error.
 	ObjectArches map[string][]string
 	// Corpus are the roots to read kernels from, in the layout package
 	// corpus's Import writes (docs/corpus.md).

@@ -194,7 +194,7 @@ func statusWord(out coremin.Outcome) string {
 	return out.Status.String()
 }
 
-// key spells the kernel as everything else does (kernelkey.Key.String).
+// key spells the kernel as everything else does (runtime.Key's String).
 func (kr *KernelReport) key() string {
 	return kernelkey.Key{Arch: kr.Arch, Release: kr.Release, Distro: kr.Distro, Version: kr.Version}.String()
 }

@@ -93,9 +93,10 @@ func (r *Result) Payload() ([]byte, error) {
 }
 
 // ForArch is the part of the result for the kernels of one architecture
-// (any spelling kernelkey.NormalizeArch knows): what a binary built for
-// that architecture embeds. With no such kernel, its payload holds none,
-// and the runtime then serves only kernels with BTF of their own.
+// (x86_64, arm64, ... in any spelling of uname -m, GOARCH or a
+// distribution): what a binary built for that architecture embeds. With
+// no such kernel, its payload holds none, and the runtime then serves
+// only kernels with BTF of their own.
 func (r *Result) ForArch(arch string) *Result {
 	if a, ok := kernelkey.NormalizeArch(arch); ok {
 		arch = a

@@ -43,7 +43,7 @@
 // internal one on the way in and back out of it on the way out (eight
 // option fields, six per kernel, a KernelError rebuilt per skipped input,
 // and every new field added twice), for types that hold only standard
-// library and kernelkey values. Their fields and methods are listed here,
+// library values and runtime.Key. Their fields and methods are listed here,
 // in the alias's doc comment, because `go doc` of an alias does not show
 // them.
 package corpus

@@ -9,7 +9,7 @@ import (
 // ImportOptions tune [Import]; a nil *ImportOptions means the defaults.
 // Its fields:
 //
-//   - Key (kernelkey.Key): key parts set here win over what the inputs
+//   - Key (runtime.Key): key parts set here win over what the inputs
 //     tell, for every input: a package mirror's layout often names the
 //     distribution better than the package does.
 //   - Workers (int): inputs, and modules of one package, read at once;
@@ -34,7 +34,7 @@ type ImportOptions = icorpus.ImportOptions
 // kernel or module that was not imported.
 type ImportResult = icorpus.ImportResult
 
-// Imported describes one kernel [Import] wrote: its Key (kernelkey.Key),
+// Imported describes one kernel [Import] wrote: its Key (runtime.Key),
 // KeyFrom (what told the key's distribution and version, such as "the
 // kernel banner (+deb12)" or "the package version (6.12.118-1~deb12u1)";
 // a guess unless ImportOptions.Key gave them), Input (the input it came
