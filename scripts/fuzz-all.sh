@@ -32,11 +32,24 @@ for pkg in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname |
 		# go test builds the binary with the fuzzer's coverage
 		# instrumentation (a binary from go test -c has none, and fuzzes
 		# blind); the build is cached after the first target.
+		corpus=$pkg/testdata/fuzz/$target
+		before=$(ls "$corpus" 2>/dev/null || true)
 		if ! /usr/bin/time -f 'rss %M' go test "$pkg" -run='^$' -fuzz="^$target\$" \
 			-fuzztime="$time" -fuzzminimizetime=100x -parallel=1 >"$log" 2>&1; then
-			echo "fuzz-all: $pkg $target failed:" >&2
-			tail -30 "$log" >&2
-			fail=1
+			# Go's fuzzing coordinator can fail a run at the end of a
+			# -fuzztime duration with a bare "context deadline exceeded"
+			# and no input (golang/go#75804, fixed in Go 1.27): that is
+			# no finding when no new input was written and the corpus
+			# replays cleanly.
+			if [[ $(ls "$corpus" 2>/dev/null || true) == "$before" ]] &&
+				grep -q '^    context deadline exceeded$' "$log" &&
+				go test "$pkg" -run="^$target\$" >>"$log" 2>&1; then
+				echo "fuzz-all: $pkg $target: the coordinator's deadline race (golang/go#75804), no input written, corpus replays clean" >&2
+			else
+				echo "fuzz-all: $pkg $target failed:" >&2
+				tail -30 "$log" >&2
+				fail=1
+			fi
 		fi
 		# The last status line's totals: its own rate covers only the
 		# moment since the line before.
