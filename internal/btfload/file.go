@@ -41,11 +41,12 @@ const chunked = 10 << 20
 // reads the file its own way, which says what is wrong with it; the
 // caller checks the bytes as it checks its own read.
 func File(path string, limit int64) (*btf.Spec, []byte, *rawbtf.Spec, error) {
-	f, size, err := regfile.Open(path, limit)
+	f, fi, err := regfile.Open(path, limit)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer f.Close()
+	size := fi.Size()
 	if size >= chunked {
 		return nil, nil, nil, fmt.Errorf("%s: %w: %d MiB", path, ErrNotWhole, size>>20)
 	}

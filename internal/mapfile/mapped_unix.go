@@ -61,15 +61,11 @@ type mapping struct {
 // system without mmap, such as /sys/kernel/btf/vmlinux on older kernels)
 // is read with regfile.ReadFile instead.
 func (m *Mapped) Map(path string, limit int64) ([]byte, error) {
-	f, size, err := regfile.Open(path, limit)
+	f, fi, err := regfile.Open(path, limit)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	size := fi.Size()
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
 		f.Close()

@@ -86,11 +86,11 @@ func (j Job) flags(v Version) []string { return Flags(j.Kernel, v, j.BaseFile !=
 // j.ELF, the limit and how it follows from the input.
 func (t *Tool) Encode(ctx context.Context, j Job) ([]byte, error) {
 	// A regular file only: pahole would wait on a FIFO until its time limit.
-	f, fileSize, err := regfile.Open(j.ELF, math.MaxInt64)
+	f, fi, err := regfile.Open(j.ELF, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
-	size := inputSize(f, fileSize)
+	size := inputSize(f, fi.Size())
 	f.Close()
 	return t.encode(ctx, j, size, limitsFor(size, paholeThreads(j.flags(t.Version))))
 }

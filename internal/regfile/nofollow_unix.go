@@ -12,7 +12,7 @@ import (
 // would be written there (internal/atomicfile), or a file of an earlier
 // run about to be removed (btfembed's outputs), where something put in
 // its place must be neither waited on nor read through.
-func OpenNoFollow(path string, limit int64) (*os.File, int64, error) {
+func OpenNoFollow(path string, limit int64) (*os.File, os.FileInfo, error) {
 	return open(path, limit, syscall.O_NOFOLLOW)
 }
 

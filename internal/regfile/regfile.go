@@ -28,12 +28,12 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 
 // readFile is ReadFile with more flags for the open.
 func readFile(path string, limit int64, flags int) ([]byte, error) {
-	f, size, err := open(path, limit, flags)
+	f, fi, err := open(path, limit, flags)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := readAll(io.LimitReader(f, limit+1), size)
+	b, err := readAll(io.LimitReader(f, limit+1), fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -43,34 +43,36 @@ func readFile(path string, limit int64, flags int) ([]byte, error) {
 	return b, nil
 }
 
-// Open opens path as ReadFile does and returns the file and its size,
-// for a caller that reads it into memory of its own (internal/btfload
-// reads kernel BTF straight into cilium/ebpf's buffer). The caller reads
-// at most size bytes and closes the file.
-func Open(path string, limit int64) (*os.File, int64, error) {
+// Open opens path as ReadFile does and returns the file and what fstat
+// said of it (a regular file of at most limit bytes), for a caller that
+// reads it into memory of its own (internal/btfload reads kernel BTF
+// straight into cilium/ebpf's buffer) or maps it (internal/mapfile, which
+// keeps its modification time). The caller reads at most fi.Size() bytes
+// and closes the file.
+func Open(path string, limit int64) (f *os.File, fi os.FileInfo, err error) {
 	return open(path, limit, 0)
 }
 
 // open is Open with more flags for the open.
-func open(path string, limit int64, flags int) (*os.File, int64, error) {
+func open(path string, limit int64, flags int) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+		return nil, nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > limit {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
+		return nil, nil, fmt.Errorf("%s: %d bytes, more than %d KiB: %w", path, fi.Size(), limit>>10, ErrTooLarge)
 	}
-	return f, fi.Size(), nil
+	return f, fi, nil
 }
 
 // readAll is io.ReadAll into a buffer sized for the size fstat gave, one

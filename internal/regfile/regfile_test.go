@@ -45,15 +45,19 @@ func TestReadFile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Open checks what ReadFile checks before reading.
-			f, size, openErr := Open(c.path, c.limit)
+			f, fi, openErr := Open(c.path, c.limit)
+			size := int64(-1)
 			if openErr == nil {
+				size = fi.Size()
 				f.Close()
 			}
 			if (openErr == nil) != (c.want == "" && c.is == nil) || (openErr == nil && size != 10) {
 				t.Fatalf("Open = size %d, %v", size, openErr)
 			}
-			f, size, err := OpenNoFollow(c.path, c.limit)
+			f, fi, err := OpenNoFollow(c.path, c.limit)
+			size = -1
 			if err == nil {
+				size = fi.Size()
 				f.Close()
 			}
 			switch {
