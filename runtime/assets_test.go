@@ -339,3 +339,34 @@ func TestModulesConcurrent(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestLookupArchSpellings: Lookup takes an architecture as uname -m,
+// GOARCH or a distribution spells it, in any ASCII case, and finds the
+// entry keyed with BTFHub's name; an unknown spelling finds nothing.
+func TestLookupArchSpellings(t *testing.T) {
+	entries := payloadtest.Entries(t)
+	a := open(t, payloadtest.Encode(t, entries, nil))
+	var e *encode.Entry
+	for i := range entries {
+		if entries[i].Key.Arch == "x86_64" {
+			e = &entries[i]
+			break
+		}
+	}
+	if e == nil {
+		t.Fatal("no x86_64 entry in the test payload")
+	}
+	for _, arch := range []string{"x86_64", "amd64", "x86-64", "X86_64", "AMD64"} {
+		k := e.Key
+		k.Arch = arch
+		sel, err := a.Lookup(k)
+		if err != nil || sel.Key != e.Key {
+			t.Errorf("Lookup with Arch %q = %v, %v; want %s", arch, sel, err, e.Key)
+		}
+	}
+	k := e.Key
+	k.Arch = "amd65"
+	if _, err := a.Lookup(k); !errors.Is(err, ErrKernelNotSupported) {
+		t.Errorf("Lookup with Arch amd65 = %v, want ErrKernelNotSupported", err)
+	}
+}
