@@ -153,10 +153,10 @@ func (p *barProgress) Done(kernel string, err error) {
 func (p *barProgress) Skipped(path string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.redraw(fmt.Sprintf("btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error())))
 	if p.total > 0 {
 		p.total-- // an entry that is no kernel
 	}
+	p.redraw(fmt.Sprintf("btfembed: skipped %s: %s\n", safetext.Escape(path), safetext.Escape(err.Error())))
 }
 
 // stop takes the line off the terminal, whether the run reached its total

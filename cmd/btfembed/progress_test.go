@@ -29,6 +29,10 @@ func TestProgress(t *testing.T) {
 		got := out.String()
 		want := []string{"skipped /corpus/b.btf.tar.xz: truncated", "x86_64/c (debian 12): verification failed", " kernels/s"}
 		if terminal {
+			// The line drawn under the skipped entry counts it out.
+			if _, after, _ := strings.Cut(got, "truncated\n"); !strings.Contains(strings.SplitN(after, "\n", 2)[0], "1/3 kernels") {
+				t.Errorf("terminal: the line under the skipped entry does not say 1/3 kernels:\n%q", got)
+			}
 			want = append(want, "2/3 kernels")
 			// Cleared: the cursor goes up a line and erases to the end.
 			if !strings.HasSuffix(got, "\x1b[1A\x1b[J") {
