@@ -120,16 +120,19 @@ func (p *barProgress) redraw(above string) {
 	io.WriteString(p.w, b.String())
 }
 
-// line is the bar and progressLine, cut to the terminal's width less one
-// column (a line that fills the last column wraps on some terminals).
+// line is the bar and progressLine, within the terminal's width less one
+// column (a line that fills the last column wraps on some terminals): the
+// bar is left out where both do not fit, and the text cut where it alone
+// does not.
 func (p *barProgress) line() string {
+	const cells = 24
 	s := progressLine(p.done, p.total, time.Since(p.start))
-	if p.total > 0 {
-		const cells = 24
+	w := p.width() - 1
+	if p.total > 0 && len(s)+cells+3 <= w {
 		n := min(p.done, p.total) * cells / p.total
 		s = "[" + strings.Repeat("=", n) + strings.Repeat("-", cells-n) + "] " + s
 	}
-	if w := p.width() - 1; w > 0 && len(s) > w {
+	if w > 0 && len(s) > w {
 		s = s[:w] // ASCII
 	}
 	return s

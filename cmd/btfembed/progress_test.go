@@ -152,9 +152,10 @@ func TestImportProgress(t *testing.T) {
 	}
 }
 
-// TestProgressBarLine: the bar fills with the kernels done, and the line
-// is cut to the terminal's width less one column, so that it never wraps
-// (a wrapped line would be erased only in part).
+// TestProgressBarLine: the bar fills with the kernels done, is left out
+// where it and the text do not both fit, and the line is cut to the
+// terminal's width less one column, so that it never wraps (a wrapped line
+// would be erased only in part).
 func TestProgressBarLine(t *testing.T) {
 	for _, tt := range []struct {
 		width, done, total int
@@ -163,7 +164,8 @@ func TestProgressBarLine(t *testing.T) {
 		{200, 2, 4, "[============------------] 2/4 kernels, "},
 		{200, 0, 0, "0 kernels, "},
 		{200, 5, 4, "[========================] 5/4 kernels, "},
-		{20, 1, 4, "[======------------"},
+		{60, 1, 4, "1/4 kernels, "}, // no room for the bar and the text
+		{12, 1, 4, "1/4 kernels"},
 	} {
 		p := &barProgress{width: func() int { return tt.width }, start: time.Now(), done: tt.done, total: tt.total}
 		got := p.line()
